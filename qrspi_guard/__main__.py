@@ -1,0 +1,4 @@
+from qrspi_guard.cli import main
+
+if __name__ == "__main__":
+    main()
