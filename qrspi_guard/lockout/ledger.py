@@ -1,0 +1,232 @@
+"""The append-only JSON Lines ledger: locked reads, locked appends, torn-tail handling.
+
+Every write takes an exclusive ``fcntl.flock`` on the ledger file itself, replays it,
+lets the caller plan one event against the replayed state, appends that event with a
+single ``write``, and ``fsync``s before the lock is released. Readers take a shared
+lock so they never see a half-written line from a live writer.
+
+A final line without its newline is a torn write (a crash mid-append). Readers ignore
+it and report it; the next writer cuts it off under the lock, before appending, and
+reports that. A complete line that is not a valid event is an error naming its line
+number, and nothing is written: the ledger is never silently rewritten.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from qrspi_guard.lockout.models import EVENT_ADAPTER, EVENT_TYPES, build_event, event_to_dict
+from qrspi_guard.lockout.state import LockoutError, Plan, State, replay
+
+DEFAULT_LEDGER = Path("reviews") / "lockout.jsonl"
+ENV_VAR = "QRSPI_GUARD_LEDGER"
+
+
+class LedgerError(Exception):
+    """The ledger cannot be read, is corrupt, or cannot be written (exit 2)."""
+
+
+@dataclass(frozen=True)
+class TornTail:
+    """A final line with no closing newline."""
+
+    line: int
+    size: int
+
+
+@dataclass
+class Snapshot:
+    """The parsed ledger: valid events in order, and the torn tail if there is one."""
+
+    events: list[Any] = field(default_factory=list)
+    torn: TornTail | None = None
+    #: bytes up to and including the last complete line
+    good_size: int = 0
+
+
+@dataclass
+class WriteResult:
+    """What a write appended (None when the plan appended nothing)."""
+
+    plan: Plan
+    event: Any
+    #: the torn tail this writer cut off before appending, if any
+    dropped: TornTail | None
+    before: State
+    after: State
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p not in EVENT_TYPES)
+    msg = err.get("msg", "invalid")
+    return f"{loc}: {msg}" if loc else msg
+
+
+def parse_line(raw: bytes, lineno: int) -> Any:
+    """One complete line -> a validated event; LedgerError naming ``line N`` otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LedgerError(f"line {lineno}: not UTF-8 text") from None
+    if not text.strip():
+        raise LedgerError(f"line {lineno}: empty line")
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LedgerError(f"line {lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise LedgerError(f"line {lineno}: not a JSON object")
+    kind = obj.get("event")
+    if kind not in EVENT_TYPES:
+        raise LedgerError(f"line {lineno}: unknown event type {kind!r}")
+    try:
+        event = EVENT_ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        raise LedgerError(f"line {lineno}: invalid {kind} event: {_first_error(exc)}") from None
+    if event.seq != lineno:
+        raise LedgerError(f"line {lineno}: seq {event.seq} out of order (expected {lineno})")
+    return event
+
+
+def parse(data: bytes) -> Snapshot:
+    """Parse the whole ledger's bytes; a missing final newline marks a torn tail."""
+    snap = Snapshot()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # bytes after the last newline ('' when the file ends cleanly)
+    for i, raw in enumerate(lines, start=1):
+        snap.events.append(parse_line(raw, i))
+    snap.good_size = len(data) - len(tail)
+    if tail:
+        snap.torn = TornTail(line=len(lines) + 1, size=len(tail))
+    return snap
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _describe(exc: OSError) -> str:
+    return exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
+
+
+class Ledger:
+    """One ledger file. Cheap to construct; every operation opens and locks it afresh."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def read(self) -> Snapshot:
+        """Parse the ledger under a shared lock. A missing file is an empty ledger."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return Snapshot()
+        except OSError as exc:
+            raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            data = _read_all(fd)
+        except OSError as exc:
+            raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
+        finally:
+            os.close(fd)  # closing releases the lock
+        return parse(data)
+
+    def state(self) -> tuple[State, Snapshot]:
+        """Replay the ledger: the derived state and the snapshot it came from."""
+        snap = self.read()
+        return replay(snap.events), snap
+
+    def write(self, planner: Callable[[State], Plan]) -> WriteResult:
+        """Lock, replay, plan, (drop a torn tail,) append, flush, fsync, unlock.
+
+        *planner* sees the replayed state and returns the event to append; if it raises
+        :class:`LockoutError`, or the ledger is corrupt, nothing is written.
+        """
+        parent = self.path.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(
+                f"cannot create ledger directory {parent}: {_describe(exc)}") from None
+        if not parent.is_dir():
+            raise LedgerError(f"cannot create ledger directory {parent}: not a directory")
+        existed = self.path.exists()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise LedgerError(f"cannot open ledger {self.path} for writing: "
+                              f"{_describe(exc)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not existed:
+                _fsync_dir(parent)
+            snap = parse(_read_all(fd))
+            before = replay(snap.events)
+            plan = planner(before.copy())
+            seq = len(snap.events) + 1
+            event = build_event(seq, datetime.now(timezone.utc), plan.fields)
+            line = (json.dumps(event_to_dict(event), ensure_ascii=False,
+                               separators=(",", ":")) + "\n").encode("utf-8")
+            if snap.torn is not None:
+                os.ftruncate(fd, snap.good_size)
+            _write_all(fd, line)
+            os.fsync(fd)
+        except (LedgerError, LockoutError):
+            raise
+        except ValidationError as exc:  # a planner bug or a bad argument the plan let by
+            raise LockoutError(_first_error(exc)) from None
+        except OSError as exc:
+            raise LedgerError(f"cannot write ledger {self.path}: {_describe(exc)}") from None
+        finally:
+            os.close(fd)
+        after = before.copy()
+        after.apply(event)
+        return WriteResult(plan=plan, event=event, dropped=snap.torn, before=before,
+                           after=after)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a newly created ledger file's directory entry durable (best effort)."""
+    try:
+        dfd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def resolve_path(option: str | None, env: dict[str, str] | None = None) -> Path:
+    """``--ledger`` beats ``QRSPI_GUARD_LEDGER`` beats ``reviews/lockout.jsonl``."""
+    if option:
+        return Path(option)
+    value = (env if env is not None else os.environ).get(ENV_VAR)
+    return Path(value) if value else DEFAULT_LEDGER
