@@ -166,6 +166,8 @@ def read_findings(path: str, max_bytes: int = MAX_BYTES) -> bytes | None:
 def _os_reason(exc: BaseException) -> str:
     if isinstance(exc, PermissionError):
         return "permission denied"
+    if isinstance(exc, ValueError):
+        return "invalid path"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()
     return type(exc).__name__
