@@ -154,7 +154,13 @@ class Ledger:
             raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
         finally:
             os.close(fd)  # closing releases the lock
-        return parse(data)
+        return self._parse(data)
+
+    def _parse(self, data: bytes) -> Snapshot:
+        try:
+            return parse(data)
+        except LedgerError as exc:
+            raise LedgerError(f"ledger {self.path}: {exc}") from None
 
     def state(self) -> tuple[State, Snapshot]:
         """Replay the ledger: the derived state and the snapshot it came from."""
@@ -170,11 +176,14 @@ class Ledger:
         parent = self.path.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            pass  # reported just below: something that is not a directory is in the way
         except OSError as exc:
             raise LedgerError(
                 f"cannot create ledger directory {parent}: {_describe(exc)}") from None
         if not parent.is_dir():
-            raise LedgerError(f"cannot create ledger directory {parent}: not a directory")
+            raise LedgerError(f"cannot create ledger directory {parent}: a path component "
+                              "exists and is not a directory")
         existed = self.path.exists()
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -185,7 +194,7 @@ class Ledger:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not existed:
                 _fsync_dir(parent)
-            snap = parse(_read_all(fd))
+            snap = self._parse(_read_all(fd))
             before = replay(snap.events)
             plan = planner(before.copy())
             seq = len(snap.events) + 1
