@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qrspi_guard import verdict as v
 from qrspi_guard.verdict import (
@@ -495,3 +497,39 @@ def test_parser_round_trip_covers_every_verdict_and_blocked() -> None:
 def test_parser_rejects_malformed_blocks(text: str) -> None:
     with pytest.raises(v.BlockParseError):
         parse_block(text)
+
+
+# --------------------------------------------------------------------------- properties
+
+_json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.text(),
+                         st.floats(allow_nan=False, allow_infinity=False))
+_json = st.recursive(_json_scalar, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=20)
+_issue = st.one_of(_json, st.fixed_dictionaries(
+    {}, optional={k: st.one_of(st.text(), st.sampled_from(ALL + v.SEVERITIES), _json_scalar)
+                  for k in FIELDS}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(count=_json, issues=st.lists(_issue, max_size=6), path=st.text())
+def test_any_findings_give_exactly_five_parseable_lines(count: Any, issues: list[Any],
+                                                        path: str) -> None:
+    r = evaluate(path, json.dumps({"issue_count": count, "issues": issues}).encode())
+    text = render_text(r)
+    _assert_safe(text, 5)
+    p = parse_block(text)
+    assert (p.verdict, p.completeness_score, p.missing_categories, p.reviewer_notes) == (
+        r.verdict, r.completeness_score, r.missing_categories, r.reviewer_notes)
+    assert 0.0 <= (r.completeness_score or 0.0) <= 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.one_of(st.binary(max_size=200), _json.map(lambda d: json.dumps(d).encode())),
+       path=st.text())
+def test_any_bytes_never_raise_and_stay_on_their_lines(data: bytes, path: str) -> None:
+    r = evaluate(path, data)
+    text = render_text(r)
+    _assert_safe(text, 1 if r.status == BLOCKED else 5)
+    assert parse_block(text).status == r.status
+    json.loads(render_json(r))
