@@ -150,17 +150,27 @@ def read_findings(path: str, max_bytes: int = MAX_BYTES) -> bytes | None:
         return None
     except (OSError, ValueError) as exc:  # ValueError: embedded NUL in the path
         raise FindingsUnreadable(_os_reason(exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise FindingsUnreadable("it is a directory")
-    if not stat.S_ISREG(st.st_mode):
-        raise FindingsUnreadable("it is not a regular file")
+    _require_regular(st.st_mode)  # a FIFO or device is never opened
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        with open(path, "rb") as fh:
-            return fh.read(max_bytes + 1)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise FindingsUnreadable(_os_reason(exc)) from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            _require_regular(os.fstat(fh.fileno()).st_mode)  # swapped since the stat?
+            return fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise FindingsUnreadable(_os_reason(exc)) from None
+
+
+def _require_regular(mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise FindingsUnreadable("it is a directory")
+    if not stat.S_ISREG(mode):
+        raise FindingsUnreadable("it is not a regular file")
 
 
 def _os_reason(exc: BaseException) -> str:
