@@ -229,6 +229,8 @@ def evaluate(state: State, artifact: str, agent: str, *, for_author: bool = Fals
     ``rejecting_gate``, ``not_on_roster`` (only under a ``reassign`` decision with a
     roster known). When a roster is known, no agent on it is eligible and the request
     is not admissible, the verdict is ``deadlock``: a locked author is never re-admitted.
+    Under an ``escalate`` decision there is no deadlock: a new agent can always be
+    admitted, so a request for a locked agent is an ordinary refusal.
     With *for_author* (the ``author`` command) the roster is not consulted.
     """
     key = normalise_artifact(artifact)
@@ -248,7 +250,8 @@ def evaluate(state: State, artifact: str, agent: str, *, for_author: bool = Fals
         reason = "not_on_roster"
     excluded = a.excluded()
     eligible = [r for r in roster if r not in excluded] if roster is not None else None
-    if not for_author and reason is not None and roster is not None and not eligible:
+    if (not for_author and reason is not None and roster is not None and not eligible
+            and not escalate):
         reason = "deadlock"
     joins = (reason is None and not for_author and escalate and roster is not None
              and agent not in roster)
