@@ -395,6 +395,10 @@ def test_torn_tail_is_kept_when_the_write_is_refused_as_bad_arguments(coord: Coo
      "line 2: invalid authored event: agent"),
     (b'{"seq":7,"at":"2026-01-01T00:00:00Z","event":"authored","artifact":"x","agent":"A"}',
      "line 2: seq 7 out of order"),
+    (b'{"seq":"2","at":"2026-01-01T00:00:00Z","event":"authored","artifact":"x","agent":"A"}',
+     "line 2: invalid authored event: seq"),
+    (b'{"seq":2,"at":"2026-01-01T00:00:00","event":"authored","artifact":"x","agent":"A"}',
+     "line 2: invalid authored event: at"),
     (b"", "line 2: empty line"),
     (b"[1,2]", "line 2: not a JSON object"),
 ])

@@ -91,7 +91,7 @@ def parse_line(raw: bytes, lineno: int) -> Any:
     if kind not in EVENT_TYPES:
         raise LedgerError(f"line {lineno}: unknown event type {kind!r}")
     try:
-        event = EVENT_ADAPTER.validate_python(obj)
+        event = EVENT_ADAPTER.validate_json(text)  # strict: JSON types only, no coercion
     except ValidationError as exc:
         raise LedgerError(f"line {lineno}: invalid {kind} event: {_first_error(exc)}") from None
     if event.seq != lineno:

@@ -61,7 +61,7 @@ Agent = Annotated[str, AfterValidator(check_agent)]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     seq: int = Field(ge=1)
     at: datetime
