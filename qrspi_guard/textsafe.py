@@ -12,7 +12,9 @@ import re
 
 #: C0 and C1 controls, DEL, the Unicode line/paragraph separators and the
 #: bidirectional overrides/isolates (which can visually reorder a terminal line).
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

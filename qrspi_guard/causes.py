@@ -1,0 +1,164 @@
+"""The cause catalogue: every diagnostic the guard can emit, in one table.
+
+Rules look their level up here, ``explain`` prints it, SARIF lists it as its rules
+and the README's cause section is generated from it, so these can never drift apart.
+Names are public interface (round-contract §10, split.md): spell them exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Level = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Cause:
+    name: str
+    level: Level
+    meaning: str
+    fix: str
+
+
+_E, _W, _I = "error", "warning", "info"
+
+_TABLE: list[tuple[str, str, str, str]] = [
+    # layout (§1, §2)
+    ("bad_round_dir_name", _E, "A directory under a step whose name starts with `round` is not `round-NN` (two or more digits, value >= 1).",
+     "Rename it to `round-NN`, e.g. `round-03`, or move it out of the step directory."),
+    ("bad_tag_name", _E, "A finding, clean-sentinel or sidecar file name whose tag fails the grammar `^[a-z][a-z0-9]*(-[a-z0-9]+)*-(claude|codex)$`.",
+     "Use the reviewer tag the dispatcher gave, e.g. `quality-claude.finding-F01.md`."),
+    ("bad_finding_filename", _E, "A file matches `*.finding-*.md` but is not exactly `<tag>.finding-F<NN>.md`.",
+     "Name it `<tag>.finding-F<NN>.md` with at least two digits, e.g. `quality-claude.finding-F02.md`."),
+    ("unknown_file_in_round_dir", _E, "A file in a round directory that is not a finding, clean sentinel, verifier sidecar or known orchestrator file (raw stdout, notes, stray copies).",
+     "Move it out of the round directory; a round holds reviewer output only."),
+    ("symlink_in_round_dir", _E, "A symbolic link inside a round directory (never followed).",
+     "Replace the link with the real file, or remove it."),
+    ("file_too_large", _E, "A file over 1 MiB; it is not parsed.",
+     "A finding is one issue in prose: split it, or remove pasted logs and diffs."),
+    ("not_utf8", _E, "The file's bytes are not valid UTF-8.",
+     "Re-write the file as UTF-8."),
+    ("unreadable_file", _E, "The file cannot be read (permissions, vanished, not a regular file).",
+     "Make it a readable regular file, or remove it."),
+    ("utf8_bom", _W, "The file starts with a UTF-8 byte-order mark.",
+     "Save without a BOM; shell consumers read it as part of the first line."),
+    ("crlf_line_endings", _E, "The file has CR LF line endings, which the protocol's shell consumers misread.",
+     "Convert the file to LF line endings."),
+    # finding files (§3)
+    ("no_frontmatter", _E, "No YAML frontmatter: the file does not start with a line `---` closed by another line `---`.",
+     "Start the file with `---`, the fields, then `---`, then the prose."),
+    ("malformed_yaml", _E, "The frontmatter is not valid YAML, uses a tag outside YAML's core schema, or is not a mapping.",
+     "Fix the YAML at the reported line: plain `key: value` lines, lists as `[a, b]`."),
+    ("duplicate_key", _E, "A key appears twice in the frontmatter.",
+     "Keep one occurrence of the key."),
+    ("missing_finding_id", _E, "The `finding_id` field is absent.",
+     "Add `finding_id: R<round>-F<NN>`, e.g. `finding_id: R3-F02`."),
+    ("finding_id_malformed", _E, "`finding_id` is not a string matching `^R\\d+-F\\d+$`.",
+     "Write it as `R<round>-F<NN>`, e.g. `finding_id: R3-F02`."),
+    ("missing_severity", _E, "The `severity` field is absent.",
+     "Add `severity: low`, `medium` or `high`."),
+    ("severity_out_of_enum", _E, "`severity` is not one of low, medium, high.",
+     "Use exactly one of `low`, `medium`, `high` (lower case)."),
+    ("missing_change_type", _E, "The `change_type` field is absent (also when only `category:` is given, which is not an alias).",
+     "Add `change_type:` with one of style, clarity, correctness, scope, intent; rename `category:` to `change_type:`."),
+    ("change_type_out_of_enum", _E, "`change_type` is not one of style, clarity, correctness, scope, intent.",
+     "Use exactly one of `style`, `clarity`, `correctness`, `scope`, `intent`."),
+    ("missing_referenced_files", _E, "The `referenced_files` field is absent.",
+     "Add `referenced_files: [path:L10-L20]`, or `referenced_files: []`."),
+    ("referenced_files_not_list", _E, "`referenced_files` is not a list of strings.",
+     "Write it as a list: `referenced_files: [design.md:L40-L52]`."),
+    ("missing_artifact", _E, "The `artifact` field is absent or not a non-empty string.",
+     "Add `artifact: <step>`, e.g. `artifact: design`."),
+    ("missing_round", _E, "The `round` field is absent.",
+     "Add `round: <n>` with the round directory's number."),
+    ("round_not_integer", _E, "`round` is not a plain base-10 integer >= 1.",
+     "Write the round number unquoted, e.g. `round: 3`."),
+    ("missing_reviewer", _E, "The `reviewer` field is absent or not a non-empty string.",
+     "Add `reviewer: <tag>` with the tag in the file name."),
+    ("missing_message", _E, "The body after the frontmatter is blank: the finding has no message.",
+     "Write the prose after the closing `---`: what is wrong, why it matters, what would fix it."),
+    ("combined_findings", _E, "More than one finding in one file (a body line starting `finding_id:` or a `<<<FINDING-BOUNDARY>>>` line).",
+     "Write one finding per file: `<tag>.finding-F01.md`, `<tag>.finding-F02.md`, ..."),
+    ("reviewer_tag_mismatch", _E, "`reviewer` differs from the tag in the file name: one reviewer may not file as another.",
+     "Set `reviewer:` to the tag in the file name, or write under your own tag."),
+    ("round_mismatch", _E, "The round of `finding_id`, the `round` field and the directory's `round-NN` disagree.",
+     "Use the round directory's number in both `round:` and `finding_id: R<n>-...`."),
+    ("duplicate_finding_id", _E, "The same `finding_id` appears twice under one tag in one round.",
+     "Number the tag's findings F01, F02, ... without repeats."),
+    ("trailing_newline", _W, "The file does not end with exactly one newline.",
+     "End the file with a single `\\n` (`qrspi-guard check --fix` does this)."),
+    ("fnum_mismatch", _W, "The F number in the file name differs from the one in `finding_id`.",
+     "Make `finding_id`'s F number match the file name's."),
+    ("fnum_gap", _W, "A tag's F numbers in a round skip a value.",
+     "Number the tag's findings contiguously from F01."),
+    ("artifact_step_mismatch", _W, "`artifact` differs from the step the round belongs to.",
+     "Set `artifact:` to the step name (for tasks, `task-NN`)."),
+    ("unknown_frontmatter_key", _W, "The frontmatter has keys beyond the contract.",
+     "Remove the extra keys; put extra information in the prose."),
+    ("referenced_files_malformed", _W, "A `referenced_files` entry has whitespace, `..` segments, or a range suffix other than `:N`, `:N-M`, `:LN`, `:LN-LM`.",
+     "Cite a clean relative path with an optional range, e.g. `design.md:L40-L52`."),
+    # clean sentinels and sidecars (§4)
+    ("clean_noncanonical", _W, "A clean sentinel in the fixture-variant shape (no `findings` key).",
+     "Write `reviewer: <tag>`, `round: <n>`, `findings: 0`."),
+    ("clean_nonzero_findings", _E, "A clean sentinel says `findings` is not 0.",
+     "Set `findings: 0`, or write the findings as finding files instead of a clean sentinel."),
+    ("clean_has_body", _W, "Text after a clean sentinel's frontmatter.",
+     "A clean sentinel has frontmatter only; remove the text."),
+    ("clean_and_findings_coexist", _E, "A tag has both a clean sentinel and finding files in one round (stale output of an earlier attempt).",
+     "Remove whichever is stale: the clean sentinel or the finding files."),
+    ("sidecar_malformed", _E, "A verifier sidecar is unparseable, or its score is neither an integer nor VERIFY_FAILED, or it has no reason.",
+     "Write `score: <0..100>` and `reason: <one sentence>`, or `score: VERIFY_FAILED`."),
+    ("score_out_of_range", _E, "A sidecar score outside 0..100 or with a leading zero (`087` breaks shell arithmetic).",
+     "Write the score as a plain integer from 0 to 100 without leading zeros."),
+    ("verify_failed", _E, "A sidecar says VERIFY_FAILED and the round's verifier is not waived.",
+     "Re-run the verifier, or record the user's skip as `round-NN-verifier-disabled.md`."),
+    ("orphan_sidecar", _W, "A verifier sidecar without its finding file.",
+     "Remove the sidecar, or restore the finding it scores."),
+    # round level (§5)
+    ("expected_tag_no_output", _E, "A tag the expected-reviewer matrix requires wrote neither a finding file nor a clean sentinel.",
+     "Re-dispatch the reviewer; a reviewer with nothing to report writes `<tag>.clean.md`."),
+    ("unrouted_tag", _E, "A tag in the round that the step's matrix row does not route.",
+     "Check the reviewer tag and the run's second_reviewer setting; remove output of tags not in the row."),
+    ("sidecar_missing", _E, "A verified round lacks a finding's verifier sidecar (a warning for plan, integration and test).",
+     "Re-run the verifier for the finding, or record `round-NN-verifier-disabled.md`."),
+    ("verified_totals_mismatch", _E, "The totals in `round-NN-verified.md` differ from a recount of the round.",
+     "Re-assemble `round-NN-verified.md` from the round's files."),
+    # escalation (§6)
+    ("escalation_required", _W, "The finding cites `feedback/*.md`, so its effective change_type is intent, but it is tagged otherwise.",
+     "Tag it `change_type: intent`: it contradicts a decision the user recorded."),
+    # config (§7)
+    ("config_missing", _E, "No config.md in the artifact directory and no command-line override.",
+     "Add config.md with `second_reviewer: true|false`, or pass `--second-reviewer/--no-second-reviewer`."),
+    ("config_field_missing", _E, "config.md sets neither `second_reviewer` nor `codex_reviews`.",
+     "Add `second_reviewer: true` or `false` to config.md's frontmatter."),
+    ("config_field_invalid", _E, "A config.md value of the wrong type.",
+     "Use `true`/`false` for switches, a list of steps for `route`, `full`/`quick` for `pipeline`."),
+    ("config_key_conflict", _E, "`second_reviewer` and `codex_reviews` are both set and disagree.",
+     "Keep `second_reviewer` only."),
+    ("config_legacy_key", _I, "config.md uses the older key `codex_reviews`.",
+     "Rename it to `second_reviewer`."),
+    ("config_field_defaulted", _W, "`verifier_enabled` is absent from config.md and is taken as true.",
+     "Add `verifier_enabled: true` or `false`."),
+    ("config_key_outside_frontmatter", _W, "A config key written after config.md's closing `---`, which the shell readers would still match.",
+     "Move the key into the frontmatter or remove it."),
+    ("config_inline_comment", _W, "A `# comment` after a config value, which the shell readers keep as part of the value.",
+     "Put the comment on its own line."),
+    ("step_not_on_route", _W, "A round in a step that config.md's `route` does not list.",
+     "Add the step to `route`, or remove the stray round."),
+    ("legacy_layout", _I, "An older single-file round layout or non-canonical step directory; skipped.",
+     "Nothing to do for history; new rounds use `reviews/<step>/round-NN/`."),
+    # split.md
+    ("split_would_mix_attempts", _E, "split: the tag already has output in the round directory.",
+     "Pass `--replace` to swap the earlier attempt for this one atomically."),
+]
+
+CATALOGUE: dict[str, Cause] = {
+    name: Cause(name, level, meaning, fix)  # type: ignore[arg-type]
+    for name, level, meaning, fix in _TABLE
+}
+
+
+def cause(name: str) -> Cause:
+    """The catalogue entry for *name*; a KeyError is a programming error."""
+    return CATALOGUE[name]

@@ -1,0 +1,44 @@
+"""`qrspi-guard explain CAUSE` / `explain --list`: the cause catalogue for people."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command()
+@click.argument("cause", required=False)
+@click.option("--list", "list_all", is_flag=True, help="List every cause with its level.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def explain(cause: str | None, list_all: bool, fmt: str) -> None:
+    """Print what CAUSE means, its level and how to fix it.
+
+    \b
+    Examples:
+      qrspi-guard explain change_type_out_of_enum
+      qrspi-guard explain --list
+    """
+    import json
+    from dataclasses import asdict
+
+    from qrspi_guard.causes import CATALOGUE
+    from qrspi_guard.textsafe import one_line
+
+    if list_all or cause is None:
+        if fmt == "json":
+            click.echo(json.dumps([asdict(c) for c in CATALOGUE.values()], indent=2))
+        else:
+            width = max(len(n) for n in CATALOGUE)
+            for c in CATALOGUE.values():
+                click.echo(f"{c.name:<{width}}  {c.level:<7}  {c.meaning}")
+        return
+    entry = CATALOGUE.get(cause)
+    if entry is None:
+        click.echo(f"qrspi-guard: error: unknown cause {one_line(cause)!r} "
+                   "(see `qrspi-guard explain --list`)", err=True)
+        sys.exit(2)
+    if fmt == "json":
+        click.echo(json.dumps(asdict(entry), indent=2))
+    else:
+        click.echo(f"{entry.name} ({entry.level})\n\n{entry.meaning}\n\nFix: {entry.fix}")

@@ -1,0 +1,49 @@
+"""`qrspi-guard matrix`: the expected-reviewer matrix."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command()
+@click.option("--step", metavar="STEP", help="One step directory (e.g. design, integration).")
+@click.option("--second-reviewer/--no-second-reviewer", default=None,
+              help="One column (default: both).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
+    """Print which tags each step's rounds must hear from.
+
+    \b
+    Examples:
+      qrspi-guard matrix
+      qrspi-guard matrix --step plan --no-second-reviewer --format json
+    """
+    import json
+
+    from qrspi_guard.matrix import STEP_ROWS, row_tags
+
+    steps = [step] if step else list(STEP_ROWS)
+    if step and step not in STEP_ROWS:
+        click.echo(f"qrspi-guard: error: no matrix row for step {step!r} "
+                   f"(steps: {', '.join(STEP_ROWS)})", err=True)
+        sys.exit(2)
+    columns = [second_reviewer] if second_reviewer is not None else [True, False]
+    rows = []
+    for s in steps:
+        for row in STEP_ROWS[s]:
+            entry = {"step": s, "row": row}
+            for col in columns:
+                entry[f"second_reviewer_{str(col).lower()}"] = list(row_tags(row, col))
+            rows.append(entry)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for entry in rows:
+        label = str(entry["step"])
+        if entry["row"] != entry["step"]:
+            label += f" ({entry['row']})"
+        for col in columns:
+            tags = entry[f"second_reviewer_{str(col).lower()}"]
+            click.echo(f"{label:<28} second_reviewer={str(col).lower():<5}  {', '.join(tags)}")

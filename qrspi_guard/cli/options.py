@@ -1,0 +1,46 @@
+"""Options shared by `check`, `watch` and `hook`: the config overrides (cli.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from qrspi_guard.config import Overrides
+from qrspi_guard.layout import TAG_RE
+
+
+def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--step", metavar="STEP", help="Judge rounds as this step (overrides "
+                     "the directory name)."),
+        click.option("--second-reviewer/--no-second-reviewer", default=None,
+                     help="Matrix column; overrides config.md."),
+        click.option("--verifier/--no-verifier", default=None,
+                     help="Whether the verifier ran; overrides config.md verifier_enabled."),
+        click.option("--require-sidecars", is_flag=True,
+                     help="Require a sidecar for every finding even without round-NN-verified.md."),
+        click.option("--expect", metavar="TAGS", help="Comma-separated tags every round must "
+                     "hear from (for task rounds, which have no fixed row)."),
+        click.option("--config", "config_file", metavar="FILE",
+                     type=click.Path(exists=True, dir_okay=False),
+                     help="Use FILE as the run's config.md."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bool | None,
+                    require_sidecars: bool, expect: str | None,
+                    config_file: str | None) -> Overrides:
+    tags: tuple[str, ...] | None = None
+    if expect is not None:
+        tags = tuple(t.strip() for t in expect.split(",") if t.strip())
+        bad = [t for t in tags if not TAG_RE.fullmatch(t)]
+        if bad or not tags:
+            raise click.BadParameter(f"not a reviewer tag: {bad[0] if bad else expect!r}",
+                                     param_hint="--expect")
+    return Overrides(step=step, second_reviewer=second_reviewer, verifier=verifier,
+                     require_sidecars=require_sidecars, expect=tags, config_file=config_file)

@@ -1,0 +1,23 @@
+"""`qrspi-guard schema`: JSON Schemas of a finding, a clean sentinel and a sidecar."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.option("--kind", type=click.Choice(["all", "finding", "clean", "sidecar"]),
+              default="all", show_default=True)
+def schema(kind: str) -> None:
+    """Print JSON Schema (2020-12) generated from the guard's pydantic models.
+
+    \b
+    Example:
+      qrspi-guard schema --kind finding > finding.schema.json
+    """
+    import json
+
+    from qrspi_guard.schema import json_schemas
+
+    schemas = json_schemas()
+    click.echo(json.dumps(schemas if kind == "all" else schemas[kind], indent=2))

@@ -1,0 +1,92 @@
+"""Diagnostics: what every rule returns. Plain data, no printing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from qrspi_guard.causes import Level, cause
+from qrspi_guard.textsafe import one_line
+
+#: Untrusted strings copied from a finding are cut to this many characters (§8).
+UNTRUSTED_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One defect: a cause from the catalogue, where it is, and what was found."""
+
+    cause: str
+    level: Level
+    message: str
+    path: str = ""  #: the file's (or directory's) path as given or discovered
+    file: str | None = None  #: the file's name inside its round directory
+    line: int | None = None
+    field: str | None = None
+    value: str | None = None  #: the offending value, escaped and cut
+    tag: str | None = None  #: for round-level causes about one tag
+    step: str | None = None
+    round: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cause": self.cause, "level": self.level}
+        for key in ("file", "line", "field", "value", "tag"):
+            val = getattr(self, key)
+            if val is not None:
+                out[key] = val
+        out["message"] = self.message
+        return out
+
+    def with_location(self, **kw: Any) -> Diagnostic:
+        return replace(self, **kw)
+
+
+def diag(name: str, message: str, *, level: Level | None = None, value: Any = None,
+         **kw: Any) -> Diagnostic:
+    """Build a diagnostic for cause *name*; the level comes from the catalogue."""
+    return Diagnostic(
+        cause=name,
+        level=level or cause(name).level,
+        message=message,
+        value=None if value is None else untrusted(value),
+        **kw,
+    )
+
+
+def untrusted(value: Any) -> str:
+    """A value read from a finding, made printable and cut to the limit."""
+    if isinstance(value, str):
+        return one_line(value, UNTRUSTED_LIMIT)
+    return one_line(describe(value), UNTRUSTED_LIMIT)
+
+
+def describe(value: Any) -> str:
+    """A short, bounded rendering of a parsed YAML value (never walks deep structures)."""
+    if value is None:
+        return "null (empty)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return f"a list of {len(value)} item(s)"
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} key(s)"
+    return f"a {type(value).__name__}"
+
+
+@dataclass
+class Counts:
+    errors: int = 0
+    warnings: int = 0
+    infos: int = 0
+
+    def add(self, d: Diagnostic) -> None:
+        if d.level == "error":
+            self.errors += 1
+        elif d.level == "warning":
+            self.warnings += 1
+        else:
+            self.infos += 1

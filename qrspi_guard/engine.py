@@ -1,0 +1,274 @@
+"""The core: paths in, round results out. No printing, no exits.
+
+``check_paths`` is what ``check`` runs; ``evaluate_round`` is the unit that ``watch``
+re-runs when a round changes. Both return data (:class:`CheckResult`,
+:class:`RoundResult`) that the report formats and the status file render.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from qrspi_guard import frontmatter as fm
+from qrspi_guard.config import Overrides, RunConfig, read_config
+from qrspi_guard.diagnostics import Diagnostic, diag
+from qrspi_guard.discover import RoundRef, discover_dir, round_of_dir, round_of_file
+from qrspi_guard.layout import Kind, classify, verified_file_name, verifier_disabled_name
+from qrspi_guard.matrix import expectation_for_step, expectation_from_tags
+from qrspi_guard.reader import ReadFailure, list_round, read_bytes
+from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
+from qrspi_guard.rules.rounds import RoundFacts, completion_rules, reported_tags, tag_rules
+
+Status = Literal["ok", "pending", "halt"]
+_LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class RoundResult:
+    """One round's verdict."""
+
+    ref: RoundRef
+    status: Status
+    diagnostics: list[Diagnostic]  #: file, tag and round diagnostics of this round
+    run: RunConfig  #: the run's settings (and its run-level diagnostics)
+    expected_tags: list[str] = field(default_factory=list)
+    reported_tags: list[str] = field(default_factory=list)
+    awaiting: list[str] = field(default_factory=list)
+    files: int = 0
+    file_names: list[str] = field(default_factory=list)  #: findings, sentinels, sidecars
+    complete: bool = True
+
+    @property
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """Round diagnostics plus the run-level ones that bear on it (for status files)."""
+        return self.run.diagnostics + self.diagnostics
+
+
+@dataclass
+class CheckResult:
+    rounds: list[RoundResult] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  #: every diagnostic, in order
+    files: int = 0
+    not_in_round: list[str] = field(default_factory=list)  #: file arguments outside rounds
+
+    def count(self, level: str) -> int:
+        return sum(1 for d in self.diagnostics if d.level == level)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.count("error") > 0 or (strict and self.count("warning") > 0)
+
+
+class PathNotFound(Exception):
+    """A command-line path that does not exist (the CLI turns this into exit 2)."""
+
+
+def _join(base: str, name: str) -> str:
+    return name if base in ("", ".") else os.path.join(base, name)
+
+
+def judge_round_files(ref: RoundRef, names: Iterable[str] | None = None,
+                      contents: dict[str, bytes] | None = None) -> tuple[list[FileReport],
+                                                                         list[Diagnostic], int]:
+    """Per-file rules for every entry of a round directory.
+
+    *contents* replaces what is on disk for some names (the hook judges a write before
+    it lands). Returns the file reports, the name/entry diagnostics and the file count.
+    """
+    place = Place(ref.round_dir, ref.step, ref.round, ref.is_task)
+    listing = list_round(ref.round_dir)
+    reports: list[FileReport] = []
+    entry_diags: list[Diagnostic] = []
+    if isinstance(listing, ReadFailure):
+        entry_diags.append(diag("unreadable_file", f"round directory {listing.message}",
+                                path=ref.round_dir, step=ref.step, round=ref.round))
+        listing = []
+    extra = dict(contents or {})
+    entries = {e.name: e for e in listing}
+    names_seen = sorted(set(entries) | set(extra))
+    count = 0
+    dir_fd = None
+    try:
+        for name in names_seen:
+            fname = classify(name)
+            if fname.kind is Kind.HIDDEN:
+                continue
+            count += 1
+            path = _join(ref.round_dir, name)
+            fplace = Place(path, place.step, place.round, place.is_task)
+            problem = name_rule(fname, fplace)
+            if problem is not None:
+                entry_diags.append(problem)
+                continue
+            if fname.kind is Kind.ORCHESTRATOR:
+                continue
+            entry = entries.get(name)
+            if name in extra:
+                data: bytes | ReadFailure = extra[name]
+            elif entry is not None and entry.is_symlink:
+                entry_diags.append(diag("symlink_in_round_dir", "symbolic link in a round "
+                                        "directory; not followed", file=name, path=path,
+                                        step=ref.step, round=ref.round))
+                reports.append(FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum)))
+                continue
+            else:
+                if dir_fd is None:
+                    dir_fd = os.open(ref.round_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                data = read_bytes(name, dir_fd=dir_fd)
+            if isinstance(data, ReadFailure):
+                entry_diags.append(diag("unreadable_file", f"{name} {data.message}", file=name,
+                                        path=path, step=ref.step, round=ref.round))
+                reports.append(FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum)))
+                continue
+            reports.append(judge_file(fname, data, fplace))
+    except OSError as exc:
+        entry_diags.append(diag("unreadable_file", f"round directory cannot be read: "
+                                f"{exc.strerror or exc}", path=ref.round_dir, step=ref.step,
+                                round=ref.round))
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    return reports, entry_diags, count
+
+
+def evaluate_round(ref: RoundRef, run: RunConfig, overrides: Overrides,
+                   complete: bool = True) -> RoundResult:
+    """Every rule for one round. *complete* False applies the per-file and tag rules
+    only (``watch`` before the round settles)."""
+    reports, diags, count = judge_round_files(ref)
+    for r in reports:
+        diags.extend(r.diagnostics)
+    facts = round_facts(ref, run, overrides, [r.facts for r in reports])
+    diags.extend(tag_rules(facts))
+    result = RoundResult(ref, "ok", [], run, files=count, complete=complete,
+                         reported_tags=reported_tags(facts.files),
+                         file_names=[f.name for f in facts.files])
+    if complete:
+        verdict = completion_rules(facts)
+        diags.extend(verdict.diagnostics)
+        result.expected_tags = verdict.expected_tags
+        result.awaiting = verdict.awaiting
+    elif facts.expectation is not None:
+        reported = set(result.reported_tags)
+        _, tags = facts.expectation.best_row(reported)
+        result.expected_tags = list(tags)
+        result.awaiting = [t for t in tags if t not in reported]
+    if run.route is not None and ref.step and not ref.is_task and not _on_route(ref.step,
+                                                                                run.route):
+        diags.append(diag("step_not_on_route", f"step {ref.step} is not on the run's route "
+                          f"({', '.join(run.route)})", path=ref.round_dir, step=ref.step,
+                          round=ref.round))
+    result.diagnostics = sort_diagnostics(diags)
+    if any(d.level == "error" for d in result.all_diagnostics):
+        result.status = "halt"
+    elif not complete:
+        result.status = "pending"
+    return result
+
+
+def _on_route(step: str, route: tuple[str, ...]) -> bool:
+    if step == "integration":
+        return bool({"integration", "integrate", "implement-gate"} & set(route))
+    return step in route
+
+
+def round_facts(ref: RoundRef, run: RunConfig, overrides: Overrides,
+                files: list[FileFacts]) -> RoundFacts:
+    """Gather what the round rules need: the expectation, verifier state, totals."""
+    if overrides.expect:
+        expectation = expectation_from_tags(overrides.expect)
+    elif ref.is_task or ref.step is None or run.second_reviewer is None:
+        expectation = None
+    else:
+        expectation = expectation_for_step(ref.step, run.second_reviewer)
+    disabled = verifier_disabled_name(ref.round)
+    waived = os.path.exists(_join(ref.step_dir, disabled)) or os.path.exists(
+        _join(ref.round_dir, disabled))
+    verified_path = _join(ref.step_dir, verified_file_name(ref.round))
+    facts = RoundFacts(ref.round_dir, ref.step, ref.round, ref.is_task, files, expectation,
+                       run.verifier_enabled, waived, require_sidecars=overrides.require_sidecars)
+    if os.path.isfile(verified_path):
+        facts.verified = True
+        facts.verified_path = verified_path
+        data = read_bytes(verified_path)
+        if isinstance(data, ReadFailure):
+            facts.verified_error = data.message
+        else:
+            decoded = fm.decode(data)
+            doc = fm.parse(decoded.text) if isinstance(decoded, fm.Decoded) else None
+            if isinstance(doc, fm.Document):
+                facts.verified_totals = doc.data
+            else:
+                facts.verified_error = getattr(doc or decoded, "message", "unreadable")
+    return facts
+
+
+def sort_diagnostics(diags: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diags, key=lambda d: (d.path, d.line or 0, _LEVEL_ORDER[d.level], d.cause))
+
+
+@dataclass
+class _Plan:
+    """What one check covers: rounds in order, and layout diagnostics met on the way."""
+
+    rounds: dict[str, RoundRef] = field(default_factory=dict)
+    layout: list[Diagnostic] = field(default_factory=list)
+    not_in_round: list[str] = field(default_factory=list)
+
+
+def plan(paths: Iterable[str], overrides: Overrides) -> _Plan:
+    """Resolve PATH arguments to whole rounds (files are grouped by their round)."""
+    p = _Plan()
+    for path in paths:
+        if not os.path.lexists(path):
+            raise PathNotFound(path)
+        found: Iterator[RoundRef | Diagnostic]
+        if os.path.isdir(path):
+            found = discover_dir(path)
+        else:
+            ref = round_of_file(path, overrides.step)
+            if ref is None:
+                p.not_in_round.append(path)
+                continue
+            found = iter([ref])
+        for item in found:
+            if isinstance(item, Diagnostic):
+                if item not in p.layout:
+                    p.layout.append(item)
+            else:
+                if overrides.step and item.step != overrides.step:
+                    item = RoundRef(item.round_dir, item.step_dir, overrides.step, item.round,
+                                    item.is_task, item.artifact_dir)
+                p.rounds.setdefault(item.key, item)
+    return p
+
+
+def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> CheckResult:
+    """Check every round at or below *paths*. Raises :class:`PathNotFound`."""
+    overrides = overrides or Overrides()
+    the_plan = plan(list(paths) or ["."], overrides)
+    result = CheckResult(not_in_round=the_plan.not_in_round)
+    configs: dict[str | None, RunConfig] = {}
+    diags: list[Diagnostic] = list(the_plan.layout)
+    for ref in the_plan.rounds.values():
+        key = os.path.realpath(ref.artifact_dir) if ref.artifact_dir else None
+        if key not in configs:
+            configs[key] = read_config(ref.artifact_dir, overrides)
+            diags.extend(configs[key].diagnostics)
+        rr = evaluate_round(ref, configs[key], overrides)
+        result.rounds.append(rr)
+        result.files += rr.files
+        diags.extend(rr.diagnostics)
+    result.diagnostics = diags
+    return result
+
+
+def check_round_dir(round_dir: str, overrides: Overrides | None = None) -> RoundResult | None:
+    """Evaluate a single round directory (``watch`` and embedders)."""
+    overrides = overrides or Overrides()
+    ref = round_of_dir(round_dir, overrides.step)
+    if ref is None:
+        return None
+    return evaluate_round(ref, read_config(ref.artifact_dir, overrides), overrides)

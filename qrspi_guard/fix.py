@@ -1,0 +1,40 @@
+"""`check --fix`: the one automatic fix, trailing newlines (round-contract §3)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+from qrspi_guard.config import Overrides
+from qrspi_guard.engine import plan
+from qrspi_guard.layout import Kind, classify
+from qrspi_guard.reader import ReadFailure, list_round, read_bytes
+from qrspi_guard.status import write_atomic
+
+
+def fixed_text(data: bytes) -> bytes:
+    """The bytes with exactly one final newline (CRLF files keep CRLF)."""
+    newline = b"\r\n" if b"\r\n" in data else b"\n"
+    stripped = data.rstrip(b"\r\n")
+    return stripped + newline if stripped else data
+
+
+def fix_trailing_newlines(paths: Iterable[str], overrides: Overrides) -> Iterator[str]:
+    """Rewrite findings and clean sentinels that do not end in exactly one newline."""
+    for ref in plan(list(paths), overrides).rounds.values():
+        listing = list_round(ref.round_dir)
+        if isinstance(listing, ReadFailure):
+            continue
+        for entry in listing:
+            if entry.is_symlink or not entry.is_file:
+                continue
+            if classify(entry.name).kind not in (Kind.FINDING, Kind.CLEAN):
+                continue
+            path = os.path.join(ref.round_dir, entry.name)
+            data = read_bytes(path)
+            if isinstance(data, ReadFailure) or len(data) > 1024 * 1024:
+                continue
+            new = fixed_text(data)
+            if new != data:
+                write_atomic(path, new)
+                yield path

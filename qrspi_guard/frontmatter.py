@@ -1,0 +1,232 @@
+"""Read one document: bytes -> text -> (frontmatter mapping, body) or a named failure.
+
+This is the single, swappable "parse one file" step. It translates every library
+error (UnicodeDecodeError, yaml.YAMLError, RecursionError) into a named cause in one
+place, so the rules above it never see a library exception.
+
+python-frontmatter's handler interface is honoured (``QrspiYAMLHandler``) so that
+other tools can load findings with ``frontmatter.loads(text, handler=...)`` and get
+exactly the guard's reading: fences are lines that are exactly ``---`` and only a
+safe loader is used (PyYAML's C loader when present).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode
+
+MAX_BYTES = 1024 * 1024
+BOM = b"\xef\xbb\xbf"
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_Y = "tag:yaml.org,2002:"
+#: Tags a document may carry: YAML's core schema, plus what plain scalars resolve to
+#: implicitly under YAML 1.1 (timestamps, merge keys). Anything else is malformed.
+ALLOWED_TAGS = frozenset(_Y + t for t in
+                         ("null", "bool", "int", "float", "str", "seq", "map", "timestamp",
+                          "merge"))
+
+
+class _GuardLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loader that records duplicate keys and refuses tags outside the schema."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[str, int]] = []
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if node.tag not in ALLOWED_TAGS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"tag {node.tag!r} is not allowed (core schema only)",
+                node.start_mark)
+        return super().construct_object(node, deep)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, ScalarNode):
+                    k = (key_node.tag, key_node.value)
+                    if k in seen:
+                        self.duplicates.append((key_node.value, key_node.start_mark.line))
+                    seen.add(k)
+        return super().construct_mapping(node, deep)
+
+
+@dataclass
+class Decoded:
+    """A file's text after the byte-level checks."""
+
+    text: str  #: LF line endings, BOM removed
+    had_bom: bool = False
+    had_crlf: bool = False
+    raw_endswith: str = ""  #: how the original text ended, for the trailing-newline rule
+
+
+@dataclass
+class ByteFailure:
+    cause: str  #: not_utf8 | file_too_large
+    message: str
+    line: int | None = None
+
+
+def decode(data: bytes) -> Decoded | ByteFailure:
+    """Bytes -> text: size limit, BOM, UTF-8, CRLF normalisation."""
+    if len(data) > MAX_BYTES:
+        return ByteFailure("file_too_large", "file is over 1 MiB; not parsed")
+    had_bom = data.startswith(BOM)
+    if had_bom:
+        data = data[len(BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return ByteFailure("not_utf8", f"byte {exc.start} is not valid UTF-8 ({exc.reason})",
+                           line)
+    had_crlf = "\r\n" in text
+    if had_crlf:
+        text = text.replace("\r\n", "\n")
+    return Decoded(text, had_bom, had_crlf)
+
+
+@dataclass
+class Document:
+    """A parsed frontmatter document."""
+
+    data: dict[Any, Any]
+    body: str
+    body_line: int  #: 1-based line where the body starts
+    key_lines: dict[str, int] = field(default_factory=dict)  #: 1-based line of each key
+    raw: dict[str, str | None] = field(default_factory=dict)  #: plain scalar text per key
+    duplicates: list[tuple[str, int]] = field(default_factory=list)  #: (key, 1-based line)
+
+
+@dataclass
+class ParseFailure:
+    cause: str  #: no_frontmatter | malformed_yaml
+    message: str
+    line: int | None = None
+
+
+def split(text: str) -> tuple[str, str, int] | None:
+    """(frontmatter text, body, 1-based body line), or None without fences.
+
+    Fences are lines that are exactly ``---``; the first line must be one.
+    """
+    if not text.startswith("---\n"):
+        return None
+    start = 4
+    if text.startswith("---\n", start) or text == "---\n---":
+        close = start - 1
+    else:
+        close = text.find("\n---\n", start - 1)
+        if close == -1:
+            if text.endswith("\n---"):
+                close = len(text) - 4
+            else:
+                return None
+    fm = text[start:close + 1]
+    body = text[close + 5:]
+    body_line = fm.count("\n") + 3
+    return fm, body, body_line
+
+
+def load_yaml(fm: str, line_offset: int = 1) -> Document | ParseFailure:
+    """Parse frontmatter text with the safe loader; *line_offset* lines precede it."""
+    loader = _GuardLoader(fm)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark is not None else None
+        return ParseFailure("malformed_yaml", _yaml_message(exc), line)
+    except yaml.YAMLError as exc:
+        return ParseFailure("malformed_yaml", _yaml_message(exc), None)
+    except RecursionError:
+        return ParseFailure("malformed_yaml", "frontmatter is nested too deeply", None)
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. an impossible date
+        return ParseFailure("malformed_yaml", f"value cannot be read: {exc}", None)
+    finally:
+        loader.dispose()
+    if data is None:
+        data = {}
+        node = None
+    if not isinstance(data, dict):
+        return ParseFailure("malformed_yaml",
+                            f"frontmatter is not a mapping (it is {_kind(data)})",
+                            1 + line_offset)
+    doc = Document(data=data, body="", body_line=0)
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                continue
+            key = key_node.value
+            doc.key_lines.setdefault(key, key_node.start_mark.line + 1 + line_offset)
+            if isinstance(value_node, ScalarNode) and not value_node.style:
+                doc.raw[key] = value_node.value
+            else:
+                doc.raw[key] = None
+    doc.duplicates = [(k, ln + 1 + line_offset) for k, ln in loader.duplicates]
+    return doc
+
+
+def parse(text: str) -> Document | ParseFailure:
+    """Frontmatter document from decoded text."""
+    parts = split(text)
+    if parts is None:
+        return ParseFailure("no_frontmatter",
+                            "no YAML frontmatter: the file must start with a line `---` "
+                            "and the fields must be closed by another line `---`", 1)
+    fm, body, body_line = parts
+    result = load_yaml(fm)
+    if isinstance(result, Document):
+        result.body = body
+        result.body_line = body_line
+    return result
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        parts = [p for p in (exc.context, exc.problem) if p]
+        return "YAML error: " + "; ".join(parts) if parts else "YAML error"
+    return f"YAML error: {exc}"
+
+
+class QrspiYAMLHandler:
+    """A python-frontmatter handler with the guard's exact fence and loader rules."""
+
+    FM_BOUNDARY = None
+
+    def __new__(cls) -> Any:
+        import frontmatter as _fm
+
+        class _Handler(_fm.YAMLHandler):
+            def detect(self, text: str) -> bool:
+                return split(text.replace("\r\n", "\n")) is not None
+
+            def split(self, text: str) -> tuple[str, str]:
+                parts = split(text.replace("\r\n", "\n"))
+                if parts is None:
+                    raise ValueError("no frontmatter")
+                return parts[0], parts[1]
+
+            def load(self, fm: str, **kwargs: Any) -> Any:
+                result = load_yaml(fm)
+                if isinstance(result, ParseFailure):
+                    raise ValueError(result.message)
+                return result.data
+
+        return _Handler()

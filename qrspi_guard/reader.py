@@ -1,0 +1,80 @@
+"""Reading a round directory's entries from disk, safely.
+
+Entries are opened relative to the round directory's descriptor, never following a
+symbolic link and never blocking on a FIFO; at most 1 MiB + 1 byte is read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from qrspi_guard.frontmatter import MAX_BYTES
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+    | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    is_symlink: bool
+    is_file: bool
+    is_dir: bool
+
+
+@dataclass(frozen=True)
+class ReadFailure:
+    message: str
+
+
+def list_round(round_dir: str) -> list[Entry] | ReadFailure:
+    """The entries of a round directory, sorted by name."""
+    try:
+        with os.scandir(round_dir) as it:
+            entries = []
+            for e in it:
+                try:
+                    link = e.is_symlink()
+                    is_file = not link and e.is_file(follow_symlinks=False)
+                    is_dir = not link and e.is_dir(follow_symlinks=False)
+                    entries.append(Entry(e.name, link, is_file, is_dir))
+                except OSError:
+                    entries.append(Entry(e.name, False, False, False))
+    except OSError as exc:
+        return ReadFailure(f"cannot list directory: {exc.strerror or exc}")
+    entries.sort(key=lambda e: e.name)
+    return entries
+
+
+def read_bytes(path: str, dir_fd: int | None = None) -> bytes | ReadFailure:
+    """A regular file's bytes (at most MAX_BYTES + 1), or why it cannot be read."""
+    try:
+        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return ReadFailure("cannot be read: not a regular file")
+        chunks = []
+        remaining = MAX_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
+def open_dir(path: str) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None

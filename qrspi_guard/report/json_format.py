@@ -1,0 +1,46 @@
+"""`{"diagnostics": [...], "rounds": [...], "summary": {...}}` for machines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.engine import CheckResult
+from qrspi_guard.report import ReportOptions, summary_counts
+
+
+def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
+    out = d.to_dict()
+    out["path"] = d.path
+    if d.step is not None:
+        out["step"] = d.step
+    if d.round is not None:
+        out["round"] = d.round
+    return out
+
+
+def document(result: CheckResult, options: ReportOptions) -> dict[str, Any]:
+    return {
+        "diagnostics": [diagnostic_dict(d) for d in result.diagnostics],
+        "rounds": [
+            {
+                "path": r.ref.round_dir,
+                "step": r.ref.step,
+                "round": r.ref.round,
+                "status": r.status,
+                "files": r.files,
+                "expected_tags": r.expected_tags,
+                "reported_tags": r.reported_tags,
+                "awaiting": r.awaiting,
+                "errors": sum(1 for d in r.all_diagnostics if d.level == "error"),
+                "warnings": sum(1 for d in r.all_diagnostics if d.level == "warning"),
+            }
+            for r in result.rounds
+        ],
+        "summary": {**summary_counts(result), "failed": result.failed(options.strict)},
+    }
+
+
+def render(result: CheckResult, options: ReportOptions) -> str:
+    return json.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"

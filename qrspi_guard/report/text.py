@@ -1,0 +1,46 @@
+"""`path:line: level cause: message` lines and a summary line, for people."""
+
+from __future__ import annotations
+
+from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.engine import CheckResult
+from qrspi_guard.report import ReportOptions, summary_counts
+from qrspi_guard.textsafe import one_line
+
+_COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+_RESET = "\x1b[0m"
+
+
+def line(d: Diagnostic, color: bool = False) -> str:
+    where = one_line(d.path or ".")
+    if d.line:
+        where += f":{d.line}"
+    level = d.level
+    if color:
+        level = f"{_COLORS[d.level]}{level}{_RESET}"
+    return f"{where}: {level} {d.cause}: {one_line(d.message)}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary(result: CheckResult) -> str:
+    c = summary_counts(result)
+    text = (f"{_plural(c['rounds'], 'round')}, {_plural(c['files'], 'file')}: "
+            f"{_plural(c['errors'], 'error')}, {_plural(c['warnings'], 'warning')}")
+    if c["infos"]:
+        text += f", {c['infos']} info"
+    if result.not_in_round:
+        text += f" ({len(result.not_in_round)} path(s) not in a review round ignored)"
+    return text
+
+
+def render(result: CheckResult, options: ReportOptions) -> str:
+    out = []
+    for d in result.diagnostics:
+        if options.quiet and d.level != "error" and not (options.strict and d.level == "warning"):
+            continue
+        out.append(line(d, options.color))
+    out.append(summary(result))
+    return "\n".join(out) + "\n"

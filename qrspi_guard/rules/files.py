@@ -1,0 +1,387 @@
+"""Per-file rules: one file's bytes, name and place -> facts and diagnostics.
+
+These apply as soon as a file settles; nothing here looks at other files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from qrspi_guard import frontmatter as fm
+from qrspi_guard.diagnostics import Diagnostic, describe, diag, untrusted
+from qrspi_guard.layout import FileName, Kind, normalise_step
+from qrspi_guard.schema import (
+    CHANGE_TYPES,
+    CLEAN_KEYS,
+    CLEAN_VARIANT_KEYS,
+    FINDING_ID_RE,
+    FINDING_KEYS,
+    REFERENCE_RANGE_RE,
+    SEVERITIES,
+    VERIFY_FAILED,
+)
+
+_BOUNDARY = "<<<FINDING-BOUNDARY>>>"
+_FEEDBACK_REF_RE = re.compile(r"(?:\./)?feedback/[^/\s]+\.md")
+_FEEDBACK_MENTION_RE = re.compile(r"(?<![\w./-])(?:\./)?feedback/[\w.-]+\.md")
+_RANGE_SUFFIX_RE = re.compile(r":L?[0-9]+(?:-L?[0-9]+)?$")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a file is: its display path and its round's step and number."""
+
+    path: str
+    step: str | None  #: step directory name, e.g. `design`, `integration`, `task-03`
+    round: int | None
+    is_task: bool = False
+
+
+@dataclass
+class FileFacts:
+    """What the round rules need to know about one file."""
+
+    name: str
+    kind: Kind
+    tag: str | None = None
+    fnum: int | None = None
+    finding_id: str | None = None
+    change_type: str | None = None  #: the valid change_type, else None
+    escalated: bool = False  #: cites feedback/*.md
+    score: int | str | None = None  #: sidecar: int in range, VERIFY_FAILED, or None
+    parsed: bool = False
+
+
+@dataclass
+class FileReport:
+    facts: FileFacts
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
+    """Judge one round-directory file's bytes. Never raises on any input."""
+    facts = FileFacts(fname.name, fname.kind, fname.tag, fname.fnum)
+    report = FileReport(facts)
+    d = partial(diag, file=fname.name, path=place.path, step=place.step, round=place.round)
+    out = report.diagnostics
+    decoded = fm.decode(data)
+    if isinstance(decoded, fm.ByteFailure):
+        out.append(d(decoded.cause, decoded.message, line=decoded.line))
+        return report
+    if decoded.had_bom:
+        out.append(d("utf8_bom", "file starts with a UTF-8 byte-order mark", line=1))
+    if decoded.had_crlf:
+        out.append(d("crlf_line_endings", "file has CR LF line endings; use LF", line=1))
+    if fname.kind is Kind.SIDECAR:
+        _judge_sidecar(decoded.text, facts, d, out)
+        return report
+    text = decoded.text
+    if text and not (text.endswith("\n") and not text.endswith("\n\n")):
+        what = "no final newline" if not text.endswith("\n") else "more than one final newline"
+        out.append(d("trailing_newline", f"file must end with exactly one newline ({what})",
+                      line=text.count("\n") + 1))
+    doc = fm.parse(text)
+    if isinstance(doc, fm.ParseFailure):
+        out.append(d(doc.cause, doc.message, line=doc.line))
+        return report
+    facts.parsed = True
+    for key, line in doc.duplicates:
+        out.append(d("duplicate_key", f"key {untrusted(key)!s} appears more than once",
+                      line=line, field=untrusted(key)))
+    if fname.kind is Kind.FINDING:
+        _judge_finding(doc, fname, place, facts, d, out)
+    else:
+        _judge_clean(doc, fname, place, d, out)
+    return report
+
+
+# -- findings -----------------------------------------------------------------------
+
+
+def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFacts,
+                   d: Any, out: list[Diagnostic]) -> None:
+    data, lines = doc.data, doc.key_lines
+
+    def missing(cause: str, key: str, extra: str = "") -> None:
+        out.append(d(cause, f"required field {key} is missing{extra}", field=key,
+                     line=doc.body_line - 1))
+
+    def wrong(cause: str, key: str, message: str) -> None:
+        out.append(d(cause, message, field=key, line=lines.get(key), value=data.get(key)))
+
+    # finding_id
+    id_round = id_fnum = None
+    if "finding_id" not in data:
+        missing("missing_finding_id", "finding_id")
+    else:
+        fid = data["finding_id"]
+        m = FINDING_ID_RE.fullmatch(fid) if isinstance(fid, str) else None
+        if m is None:
+            wrong("finding_id_malformed", "finding_id",
+                  f"finding_id {_shown(fid)} does not match R<round>-F<NN> (e.g. R3-F02)")
+        else:
+            facts.finding_id = fid
+            id_round, id_fnum = int(m.group(1)), int(m.group(2))
+    # severity, change_type
+    _enum(data, lines, "severity", SEVERITIES, "missing_severity", "severity_out_of_enum",
+          missing, wrong)
+    if "change_type" not in data and "category" in data:
+        missing("missing_change_type", "change_type",
+                f"; found category: {_shown(data['category'])}, which is not accepted "
+                "(rename it to change_type:)")
+    elif _enum(data, lines, "change_type", CHANGE_TYPES, "missing_change_type",
+               "change_type_out_of_enum", missing, wrong):
+        facts.change_type = data["change_type"]
+    # referenced_files
+    refs: list[str] = []
+    if "referenced_files" not in data:
+        missing("missing_referenced_files", "referenced_files")
+    else:
+        value = data["referenced_files"]
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            wrong("referenced_files_not_list", "referenced_files",
+                  f"referenced_files must be a list of strings, found {_describe_list(value)}")
+        else:
+            refs = value
+            for entry in refs:
+                problem = _reference_problem(entry)
+                if problem:
+                    out.append(d("referenced_files_malformed",
+                                 f"referenced_files entry {_shown(entry)} {problem}",
+                                 field="referenced_files", line=lines.get("referenced_files"),
+                                 value=entry))
+    # artifact, reviewer
+    for key, cause in (("artifact", "missing_artifact"), ("reviewer", "missing_reviewer")):
+        value = data.get(key)
+        if key not in data:
+            missing(cause, key)
+        elif not isinstance(value, str) or not value.strip():
+            wrong(cause, key, f"{key} must be a non-empty string, found {_shown(value)}")
+    # round
+    field_round = _round_field(doc, "round", missing, wrong)
+    # body
+    if not doc.body.strip():
+        out.append(d("missing_message", "the finding has no message: the body after the "
+                     "frontmatter is blank", line=doc.body_line))
+    else:
+        _combined(doc, d, out)
+    # cross-field pins
+    reviewer = data.get("reviewer")
+    if isinstance(reviewer, str) and reviewer.strip() and reviewer != fname.tag:
+        wrong("reviewer_tag_mismatch", "reviewer",
+              f"reviewer {_shown(reviewer)} differs from the file's tag {fname.tag}")
+    _round_pins(place.round, field_round, id_round, doc, d, out)
+    if id_fnum is not None and fname.fnum is not None and id_fnum != fname.fnum:
+        out.append(d("fnum_mismatch", f"file name says F{fname.fnum:02d} but finding_id says "
+                     f"{_shown(data['finding_id'])}", field="finding_id",
+                     line=lines.get("finding_id")))
+    artifact = data.get("artifact")
+    if isinstance(artifact, str) and artifact.strip() and place.step:
+        allowed = _artifact_names(place)
+        if normalise_step(artifact) not in allowed:
+            wrong("artifact_step_mismatch", "artifact",
+                  f"artifact {_shown(artifact)} differs from the step "
+                  f"({' or '.join(sorted(allowed))})")
+    said_category = ("category",) if "change_type" not in data else ()
+    _unknown_keys(data, lines, FINDING_KEYS + said_category, "the finding contract", d, out)
+    # escalation (§6): only what the reviewer wrote, never the cited file's text
+    cites = any(_FEEDBACK_REF_RE.fullmatch(_strip_ref(r)) for r in refs)
+    if cites or _FEEDBACK_MENTION_RE.search(doc.body):
+        facts.escalated = True
+        if facts.change_type is not None and facts.change_type != "intent":
+            out.append(d("escalation_required",
+                         f"finding cites feedback/*.md, so its effective change_type is intent, "
+                         f"but it is tagged {facts.change_type}", field="change_type",
+                         line=lines.get("change_type")))
+
+
+def _unknown_keys(data: dict[Any, Any], lines: dict[str, int], allowed: tuple[str, ...],
+                  what: str, d: Any, out: list[Diagnostic]) -> None:
+    for key in data:
+        if key not in allowed:
+            line = lines.get(key) if isinstance(key, str) else None
+            out.append(d("unknown_frontmatter_key", f"key {_shown(key)} is not part of {what}",
+                         field=untrusted(key), line=line))
+
+
+def _enum(data: dict[Any, Any], lines: dict[str, int], key: str, allowed: tuple[str, ...],
+          missing_cause: str, wrong_cause: str, missing: Any, wrong: Any) -> bool:
+    if key not in data:
+        missing(missing_cause, key)
+        return False
+    value = data[key]
+    if isinstance(value, str) and value in allowed:
+        return True
+    wrong(wrong_cause, key, f"{key} {_shown(value)} is not one of {', '.join(allowed)}")
+    return False
+
+
+def _round_field(doc: fm.Document, key: str, missing: Any, wrong: Any) -> int | None:
+    """`round` read as a base-10 integer from the raw scalar text (08 is 8, 010 is 10)."""
+    if key not in doc.data:
+        missing("missing_round", key)
+        return None
+    raw = doc.raw.get(key)
+    if raw is not None and raw.isascii() and raw.isdigit() and int(raw) >= 1:
+        return int(raw)
+    wrong("round_not_integer", key,
+          f"{key} {_shown(raw if raw is not None else doc.data[key])} is not an integer >= 1")
+    return None
+
+
+def _round_pins(dir_round: int | None, field_round: int | None, id_round: int | None,
+                doc: fm.Document, d: Any, out: list[Diagnostic]) -> None:
+    known = {name: n for name, n in (("directory", dir_round), ("round field", field_round),
+                                     ("finding_id", id_round)) if n is not None}
+    if len(set(known.values())) > 1:
+        said = ", ".join(f"{k} says {v}" for k, v in known.items())
+        line_key = "round" if field_round is not None and field_round != dir_round else "finding_id"
+        out.append(d("round_mismatch", f"round numbers disagree: {said}", field=line_key,
+                     line=doc.key_lines.get(line_key)))
+
+
+def _combined(doc: fm.Document, d: Any, out: list[Diagnostic]) -> None:
+    for offset, line in enumerate(doc.body.split("\n")):
+        if line.startswith("finding_id:") or line == _BOUNDARY:
+            out.append(d("combined_findings", "more than one finding in this file: "
+                         f"body line {_shown(line)} starts another; write one finding per file",
+                         line=doc.body_line + offset))
+            return
+
+
+def _artifact_names(place: Place) -> set[str]:
+    step = place.step or ""
+    if place.is_task:
+        m = re.fullmatch(r"task-0*([0-9]+)", step)
+        return {step, f"task-{int(m.group(1))}"} if m else {step}
+    return {normalise_step(step)}
+
+
+def _strip_ref(entry: str) -> str:
+    entry = _RANGE_SUFFIX_RE.sub("", entry)
+    return entry[2:] if entry.startswith("./") else entry
+
+
+def _reference_problem(entry: str) -> str | None:
+    if not entry or any(ch.isspace() for ch in entry):
+        return "is empty or contains whitespace"
+    path, sep, suffix = entry.rpartition(":")
+    if sep:
+        if not REFERENCE_RANGE_RE.fullmatch(suffix):
+            return "has a range suffix other than :N, :N-M, :LN, :LN-LM"
+        if not path:
+            return "has no path"
+    else:
+        path = entry
+    if ".." in path.replace("\\", "/").split("/"):
+        return "has a `..` segment"
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A finding's value, quoted for a message: escaped and cut."""
+    return repr(untrusted(value)) if isinstance(value, str) else untrusted(describe(value))
+
+
+def _describe_list(value: Any) -> str:
+    if isinstance(value, list):
+        bad = next(x for x in value if not isinstance(x, str))
+        return f"a list with a non-string item ({untrusted(describe(bad))})"
+    return _shown(value)
+
+
+# -- clean sentinels ----------------------------------------------------------------
+
+
+def _judge_clean(doc: fm.Document, fname: FileName, place: Place, d: Any,
+                 out: list[Diagnostic]) -> None:
+    data, lines = doc.data, doc.key_lines
+
+    def missing(cause: str, key: str, extra: str = "") -> None:
+        out.append(d(cause, f"clean sentinel field {key} is missing{extra}", field=key,
+                     line=doc.body_line - 1))
+
+    def wrong(cause: str, key: str, message: str) -> None:
+        out.append(d(cause, message, field=key, line=lines.get(key), value=data.get(key)))
+
+    reviewer = data.get("reviewer")
+    if "reviewer" not in data:
+        missing("missing_reviewer", "reviewer")
+    elif not isinstance(reviewer, str) or not reviewer.strip():
+        wrong("missing_reviewer", "reviewer", f"reviewer must be a non-empty string, found "
+              f"{_shown(reviewer)}")
+    elif reviewer != fname.tag:
+        wrong("reviewer_tag_mismatch", "reviewer",
+              f"reviewer {_shown(reviewer)} differs from the file's tag {fname.tag}")
+    field_round = _round_field(doc, "round", missing, wrong)
+    _round_pins(place.round, field_round, None, doc, d, out)
+    if "findings" in data:
+        if doc.raw.get("findings") != "0":
+            wrong("clean_nonzero_findings", "findings",
+                  f"a clean sentinel must say findings: 0, found {_shown(data['findings'])}")
+    else:
+        out.append(d("clean_noncanonical", "clean sentinel has no findings: 0 (the fixture "
+                     "variant shape); write reviewer, round, findings: 0", line=1))
+    _unknown_keys(data, lines, CLEAN_KEYS + CLEAN_VARIANT_KEYS, "a clean sentinel", d, out)
+    if doc.body.strip():
+        out.append(d("clean_has_body", "a clean sentinel has frontmatter only; text follows it",
+                     line=doc.body_line))
+
+
+# -- verifier sidecars --------------------------------------------------------------
+
+
+def _judge_sidecar(text: str, facts: FileFacts, d: Any, out: list[Diagnostic]) -> None:
+    """Read line-wise like the shell consumers: `key: value`, first `: ` splits."""
+    values: dict[str, tuple[str, int]] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip() == "---" or not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            out.append(d("sidecar_malformed", f"line {number} is not `key: value`",
+                         line=number))
+            return
+        values.setdefault(key, (value.strip(), number))
+    if "score" not in values:
+        out.append(d("sidecar_malformed", "sidecar has no score line", line=1, field="score"))
+        return
+    score, line = values["score"]
+    facts.parsed = True
+    if score == VERIFY_FAILED:
+        facts.score = VERIFY_FAILED
+    elif re.fullmatch(r"[+-]?[0-9]+", score):
+        if re.fullmatch(r"0|[1-9][0-9]*", score) and int(score) <= 100:
+            facts.score = int(score)
+        else:
+            out.append(d("score_out_of_range", f"score {_shown(score)} must be 0..100 with no "
+                         "leading zero or sign", line=line, field="score", value=score))
+    else:
+        out.append(d("sidecar_malformed", f"score {_shown(score)} is neither an integer nor "
+                     f"{VERIFY_FAILED}", line=line, field="score", value=score))
+        return
+    if "reason" not in values or not values["reason"][0]:
+        out.append(d("sidecar_malformed", "sidecar has no reason", field="reason",
+                     line=values.get("reason", ("", line))[1]))
+
+
+# -- names --------------------------------------------------------------------------
+
+
+def name_rule(fname: FileName, place: Place) -> Diagnostic | None:
+    """What a round-directory entry's name alone says (§2), or None when it is fine."""
+    d = partial(diag, file=fname.name, path=place.path, step=place.step, round=place.round)
+    kind = fname.kind
+    if kind is Kind.BAD_TAG:
+        return d("bad_tag_name", f"tag {_shown(fname.tag)} does not match the tag grammar "
+                 "<name>-claude or <name>-codex (lower case)")
+    if kind is Kind.BAD_FINDING_NAME:
+        return d("bad_finding_filename", f"{_shown(fname.name)} is not <tag>.finding-F<NN>.md")
+    if kind is Kind.UNKNOWN or (kind is Kind.ORCHESTRATOR and not place.is_task
+                                and not fname.name.endswith("-verifier-disabled.md")):
+        return d("unknown_file_in_round_dir", f"{_shown(fname.name)} is not a finding, clean "
+                 "sentinel or verifier sidecar; a round holds reviewer output only")
+    return None

@@ -1,0 +1,78 @@
+"""The round status file, `round-NN-guard.json` beside the round (round-contract §8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from typing import Any
+
+from qrspi_guard.engine import RoundResult
+from qrspi_guard.layout import status_file_name
+
+SCHEMA = "qrspi-guard/round-status/1"
+
+
+def status_path(result: RoundResult) -> str:
+    return os.path.join(result.ref.step_dir, status_file_name(result.ref.round))
+
+
+def status_document(result: RoundResult, now: datetime | None = None) -> dict[str, Any]:
+    now = now or datetime.now(timezone.utc)
+    diags = result.all_diagnostics
+    return {
+        "schema": SCHEMA,
+        "step": result.ref.step,
+        "round": result.ref.round,
+        "status": result.status,
+        "checked_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "expected_tags": result.expected_tags,
+        "reported_tags": result.reported_tags,
+        "awaiting": result.awaiting,
+        "halts": [d.to_dict() for d in diags if d.level == "error"],
+        "warnings": [d.to_dict() for d in diags if d.level != "error"],
+    }
+
+
+def without_timestamp(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k != "checked_at"}
+
+
+def render(doc: dict[str, Any]) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode()
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Temp file in the same directory, flush, fsync, rename: readers never see half."""
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".guard-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o644)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_status(result: RoundResult, now: datetime | None = None) -> str:
+    """Write the round's status file; returns its path."""
+    path = status_path(result)
+    write_atomic(path, render(status_document(result, now)))
+    return path
+
+
+def read_status(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
