@@ -16,7 +16,13 @@ from qrspi_guard import frontmatter as fm
 from qrspi_guard.config import Overrides, RunConfig, read_config
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef, discover_dir, round_of_dir, round_of_file
-from qrspi_guard.layout import Kind, classify, verified_file_name, verifier_disabled_name
+from qrspi_guard.layout import (
+    Kind,
+    classify,
+    is_watch_temp,
+    verified_file_name,
+    verifier_disabled_name,
+)
 from qrspi_guard.matrix import expectation_for_step, expectation_from_tags
 from qrspi_guard.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
@@ -69,13 +75,14 @@ def _join(base: str, name: str) -> str:
     return name if base in ("", ".") else os.path.join(base, name)
 
 
-def judge_round_files(ref: RoundRef, names: Iterable[str] | None = None,
-                      contents: dict[str, bytes] | None = None) -> tuple[list[FileReport],
-                                                                         list[Diagnostic], int]:
+def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
+                      ignore_temp: bool = False) -> tuple[list[FileReport], list[Diagnostic],
+                                                          int]:
     """Per-file rules for every entry of a round directory.
 
     *contents* replaces what is on disk for some names (the hook judges a write before
-    it lands). Returns the file reports, the name/entry diagnostics and the file count.
+    it lands). *ignore_temp* skips editor and temp names (``watch`` mode). Returns the
+    file reports, the name/entry diagnostics and the file count.
     """
     place = Place(ref.round_dir, ref.step, ref.round, ref.is_task)
     listing = list_round(ref.round_dir)
@@ -93,7 +100,7 @@ def judge_round_files(ref: RoundRef, names: Iterable[str] | None = None,
     try:
         for name in names_seen:
             fname = classify(name)
-            if fname.kind is Kind.HIDDEN:
+            if fname.kind is Kind.HIDDEN or (ignore_temp and is_watch_temp(name)):
                 continue
             count += 1
             path = _join(ref.round_dir, name)
@@ -134,10 +141,10 @@ def judge_round_files(ref: RoundRef, names: Iterable[str] | None = None,
 
 
 def evaluate_round(ref: RoundRef, run: RunConfig, overrides: Overrides,
-                   complete: bool = True) -> RoundResult:
+                   complete: bool = True, ignore_temp: bool = False) -> RoundResult:
     """Every rule for one round. *complete* False applies the per-file and tag rules
-    only (``watch`` before the round settles)."""
-    reports, diags, count = judge_round_files(ref)
+    only (``watch`` before the round settles); *ignore_temp* is ``watch`` mode."""
+    reports, diags, count = judge_round_files(ref, ignore_temp=ignore_temp)
     for r in reports:
         diags.extend(r.diagnostics)
     facts = round_facts(ref, run, overrides, [r.facts for r in reports])
