@@ -1,3 +1,36 @@
-"""qrspi-guard: keeps QRSPI AI review rounds honest."""
+"""qrspi-guard: keeps QRSPI AI review rounds honest.
+
+Public API (imported lazily, so the command line stays fast)::
+
+    from qrspi_guard import check, check_round, round_status, CATALOGUE
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+_API = {
+    "check": "qrspi_guard.api",
+    "check_round": "qrspi_guard.api",
+    "round_status": "qrspi_guard.api",
+    "CheckResult": "qrspi_guard.engine",
+    "RoundResult": "qrspi_guard.engine",
+    "PathNotFound": "qrspi_guard.engine",
+    "Diagnostic": "qrspi_guard.diagnostics",
+    "CATALOGUE": "qrspi_guard.causes",
+    "Cause": "qrspi_guard.causes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'qrspi_guard' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["__version__", *_API]
