@@ -145,6 +145,19 @@ def evaluate_round(ref: RoundRef, run: RunConfig, overrides: Overrides,
     """Every rule for one round. *complete* False applies the per-file and tag rules
     only (``watch`` before the round settles); *ignore_temp* is ``watch`` mode."""
     reports, diags, count = judge_round_files(ref, ignore_temp=ignore_temp)
+    return round_result(ref, run, overrides, reports, diags, count, complete=complete)
+
+
+def round_result(ref: RoundRef, run: RunConfig, overrides: Overrides,
+                 reports: list[FileReport], entry_diags: list[Diagnostic], count: int,
+                 complete: bool = True) -> RoundResult:
+    """The round-level half of :func:`evaluate_round`, over per-file reports already made.
+
+    ``watch`` keeps one report per settled file and calls this instead of re-reading and
+    re-judging every file of the round on each change (and so never judges a file that
+    is still being written).
+    """
+    diags = list(entry_diags)
     for r in reports:
         diags.extend(r.diagnostics)
     facts = round_facts(ref, run, overrides, [r.facts for r in reports])
