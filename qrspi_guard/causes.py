@@ -162,3 +162,13 @@ CATALOGUE: dict[str, Cause] = {
 def cause(name: str) -> Cause:
     """The catalogue entry for *name*; a KeyError is a programming error."""
     return CATALOGUE[name]
+
+
+def markdown_table() -> str:
+    """The catalogue as the Markdown table generated into the README."""
+    rows = ["| cause | level | meaning | fix |", "|---|---|---|---|"]
+    for c in CATALOGUE.values():
+        meaning = c.meaning.replace("|", "\\|")
+        fix = c.fix.replace("|", "\\|")
+        rows.append(f"| `{c.name}` | {c.level} | {meaning} | {fix} |")
+    return "\n".join(rows) + "\n"

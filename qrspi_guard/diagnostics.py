@@ -43,11 +43,15 @@ class Diagnostic:
 
 def diag(name: str, message: str, *, level: Level | None = None, value: Any = None,
          **kw: Any) -> Diagnostic:
-    """Build a diagnostic for cause *name*; the level comes from the catalogue."""
+    """Build a diagnostic for cause *name*; the level comes from the catalogue.
+
+    The message is made one safe line here, whatever went into it (library errors
+    quote input too), so no shell needs to trust a rule's message.
+    """
     return Diagnostic(
         cause=name,
         level=level or cause(name).level,
-        message=message,
+        message=one_line(message),
         value=None if value is None else untrusted(value),
         **kw,
     )

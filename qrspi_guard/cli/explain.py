@@ -10,7 +10,8 @@ import click
 @click.command()
 @click.argument("cause", required=False)
 @click.option("--list", "list_all", is_flag=True, help="List every cause with its level.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+              default="text", help="markdown: the table generated into the README.")
 def explain(cause: str | None, list_all: bool, fmt: str) -> None:
     """Print what CAUSE means, its level and how to fix it.
 
@@ -22,12 +23,14 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
     import json
     from dataclasses import asdict
 
-    from qrspi_guard.causes import CATALOGUE
+    from qrspi_guard.causes import CATALOGUE, markdown_table
     from qrspi_guard.textsafe import one_line
 
     if list_all or cause is None:
         if fmt == "json":
             click.echo(json.dumps([asdict(c) for c in CATALOGUE.values()], indent=2))
+        elif fmt == "markdown":
+            click.echo(markdown_table(), nl=False)
         else:
             width = max(len(n) for n in CATALOGUE)
             for c in CATALOGUE.values():
@@ -40,5 +43,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         sys.exit(2)
     if fmt == "json":
         click.echo(json.dumps(asdict(entry), indent=2))
+    elif fmt == "markdown":
+        click.echo(f"### `{entry.name}` ({entry.level})\n\n{entry.meaning}\n\n{entry.fix}")
     else:
         click.echo(f"{entry.name} ({entry.level})\n\n{entry.meaning}\n\nFix: {entry.fix}")
