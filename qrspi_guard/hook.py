@@ -331,7 +331,7 @@ def _render_one(d: Diagnostic, ctx: _Context, fix: str) -> list[str]:
            f"{one_line(d.message, 300)}"]
     guide = _GUIDE.get(d.cause)
     found = d.value if d.value is not None else (
-        "nothing: the field is absent" if d.cause.startswith("missing_") else None)
+        "nothing: the field is absent" if d.cause.startswith("missing_") and d.field else None)
     if found is not None:
         out.append(f"    found:   {one_line(found, 200)}")
     if guide is not None and guide[0]:
@@ -399,8 +399,8 @@ _GUIDE: dict[str, tuple[str, Any]] = {
     "reviewer_tag_mismatch": ("the tag in the file name (you may write only under your own "
                               "tag)", lambda c, d: f"reviewer: {_tag(c)}"),
     "missing_message": ("non-blank prose after the closing ---",
-                        lambda c, d: "<blank line> then: What is wrong, why it matters, "
-                        "what would fix it."),
+                        lambda c, d: "(after the closing --- and a blank line) What is wrong, "
+                        "why it matters, what would fix it."),
     "combined_findings": ("one finding per file", lambda c, d:
                           f"the next finding goes in {_tag(c)}.finding-F"
                           f"{(c.fnum or 1) + 1:02d}.md"),
