@@ -66,6 +66,11 @@ def _dirs_and_files(path: str) -> tuple[list[os.DirEntry[str]], list[os.DirEntry
     return dirs, files
 
 
+def _parent(path: str) -> str:
+    """The parent directory of a display path (`..` stays correct: `../..`)."""
+    return os.path.normpath(os.path.join(path, os.pardir))
+
+
 def _join(base: str, name: str) -> str:
     return name if base in ("", ".") else os.path.join(base, name)
 
@@ -91,7 +96,7 @@ def scan_step(step_dir: str, step: str, is_task: bool, artifact_dir: str | None)
 
 def scan_reviews(reviews_dir: str) -> Iterator[Found]:
     """Every round below one `reviews/` directory."""
-    artifact_dir = os.path.dirname(reviews_dir.rstrip("/")) or "."
+    artifact_dir = _parent(reviews_dir)
     dirs, files = _dirs_and_files(reviews_dir)
     for entry in dirs:
         path = _join(reviews_dir, entry.name)
@@ -124,15 +129,12 @@ def _has_rounds(path: str) -> bool:
 
 
 def _reviews_position(path: str) -> tuple[str, list[str]] | None:
-    """(reviews dir, parts below it) when *path* is inside a `reviews/` tree."""
-    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    """(reviews dir as a display path, parts below it) when *path* is inside `reviews/`."""
+    parts = os.path.abspath(path).split(os.sep)
     for i in range(len(parts) - 1, -1, -1):
         if parts[i] == REVIEWS:
             below = parts[i + 1:]
-            rel = os.path.join(*([os.pardir] * len(below))) if below else "."
-            reviews = os.path.normpath(os.path.join(path, rel))
-            if not os.path.isabs(path):
-                reviews = os.path.relpath(os.path.join(os.path.abspath(path), rel))
+            reviews = os.path.normpath(os.path.join(path, *([os.pardir] * len(below))))
             return reviews, below
     return None
 
@@ -140,21 +142,21 @@ def _reviews_position(path: str) -> tuple[str, list[str]] | None:
 def round_of_dir(path: str, step_override: str | None = None) -> RoundRef | None:
     """The round a `round-NN` directory is, wherever it sits (bare fixtures included)."""
     norm = os.path.normpath(path)
-    name = os.path.basename(os.path.abspath(norm))
-    n = round_number(name)
+    absolute = os.path.abspath(norm)
+    n = round_number(os.path.basename(absolute))
     if n is None:
         return None
-    step_dir = os.path.dirname(norm) or "."
-    step_name = os.path.basename(os.path.abspath(step_dir))
-    parent = os.path.dirname(os.path.abspath(step_dir))
-    is_task = bool(TASK_DIR_RE.fullmatch(step_name)) and os.path.basename(parent) == TASKS_DIR
-    reviews = os.path.dirname(parent) if is_task else parent
+    step_abs = os.path.dirname(absolute)
+    step_name = os.path.basename(step_abs)
+    is_task = (bool(TASK_DIR_RE.fullmatch(step_name))
+               and os.path.basename(os.path.dirname(step_abs)) == TASKS_DIR)
+    up_to_reviews = 3 if is_task else 2
+    reviews_abs = os.path.abspath(os.path.join(absolute, *[os.pardir] * up_to_reviews))
     artifact_dir = None
-    if os.path.basename(reviews) == REVIEWS:
-        artifact_dir = os.path.relpath(os.path.dirname(reviews)) if not os.path.isabs(path) \
-            else os.path.dirname(reviews)
+    if os.path.basename(reviews_abs) == REVIEWS:
+        artifact_dir = os.path.normpath(os.path.join(norm, *[os.pardir] * (up_to_reviews + 1)))
     step: str | None = step_name if (is_task or step_name in STEPS) else None
-    return RoundRef(norm, step_dir, step_override or step, n, is_task, artifact_dir)
+    return RoundRef(norm, _parent(norm), step_override or step, n, is_task, artifact_dir)
 
 
 def discover_dir(path: str) -> Iterator[Found]:
@@ -166,7 +168,7 @@ def discover_dir(path: str) -> Iterator[Found]:
     pos = _reviews_position(path)
     if pos is not None:
         reviews, below = pos
-        artifact_dir = os.path.dirname(reviews.rstrip("/")) or "."
+        artifact_dir = _parent(reviews)
         if not below:
             yield from scan_reviews(path)
         elif len(below) == 1 and below[0] in STEPS:

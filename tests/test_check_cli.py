@@ -300,3 +300,16 @@ def test_text_output_escapes_terminal_sequences_from_a_finding(run: Run) -> None
     out = proc.stdout
     assert b"\x1b" not in out and b"\x07" not in out
     assert not any(line.startswith(b"FAKE") for line in out.splitlines())
+
+
+def test_relative_paths_from_inside_the_tree_find_the_run_config(run: Run) -> None:
+    run.clean("design", 1, "quality-claude")
+    round_dir = run.root / "reviews" / "design" / "round-01"
+    for cwd, arg in ((round_dir, "."), (round_dir, ".."), (round_dir.parent, "."),
+                     (run.root / "reviews", "."), (run.root / "reviews", "design/round-01")):
+        doc = json.loads(run_cli("check", "--format", "json", arg, cwd=cwd).stdout)
+        assert [(d["cause"], d.get("tag")) for d in doc["diagnostics"]] == [
+            ("expected_tag_no_output", "scope-claude")], (cwd, arg)
+    proc = run_cli("check", "--write-status", ".", cwd=round_dir)
+    assert proc.returncode == 1
+    assert (round_dir.parent / "round-01-guard.json").exists()
