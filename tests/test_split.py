@@ -381,3 +381,17 @@ def test_replace_refuses_to_remove_a_directory_named_like_output(tmp_path: Path)
     with pytest.raises(SplitIOError, match="is a directory"):
         execute(plan)
     assert sorted(os.listdir(d)) == before
+
+
+def test_sigterm_turned_exit_mid_write_is_undone_and_propagates(tmp_path: Path) -> None:
+    r, d = stale_round(tmp_path)
+    before = listing(d)
+    plan = plan_split(stdout_of(finding(1), finding(2)), r, TAG, os.listdir(d), replace=True)
+
+    def fault(step: str, name: str) -> None:
+        if step == "write" and name == finding_name(TAG, 2):
+            raise SystemExit(143)  # what the CLI's SIGTERM handler raises
+
+    with pytest.raises(SystemExit):
+        execute(plan, fault)
+    assert listing(d) == before

@@ -303,3 +303,12 @@ def test_a_directory_in_the_way_fails_cleanly_with_replace(tmp: Path) -> None:
     proc = split(tmp, stdout_of(finding(1)), "--replace")
     assert proc.returncode == 2 and "is a directory" in proc.stderr
     assert sorted(os.listdir(d)) == before
+
+
+def test_clean_sentinel_from_split_passes_check(tmp_path: Path) -> None:
+    round_dir, args = fixture_copy(tmp_path)
+    proc = run("split", "-", args[1], args[2], "--replace", cwd=tmp_path, stdin=b"NO_FINDINGS")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(listing(round_dir)) == ["quality-claude.clean.md", "quality-codex.clean.md"]
+    check = run("check", str(round_dir), cwd=tmp_path)
+    assert check.returncode == 0, check.stdout
