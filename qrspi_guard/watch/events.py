@@ -1,0 +1,250 @@
+"""The seam over watchdog: file-system notifications in, plain events out.
+
+Everything above this module sees only :class:`Event` values taken from an
+:class:`EventSource`: a file closed after writing, a file created, modified, moved into
+place or deleted, a directory created or deleted, and "events may have been lost"
+(rescan). :class:`WatchdogSource` is the real source (inotify, or watchdog's polling
+observer); :class:`ScriptedSource` replays a script for tests.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import queue
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+
+class Kind(Enum):
+    CLOSED = "closed"  #: closed after writing (inotify IN_CLOSE_WRITE): the commit signal
+    MOVED_IN = "moved_in"  #: renamed into place inside the tree: complete by construction
+    CREATED = "created"  #: appeared (also: moved in from outside the tree)
+    MODIFIED = "modified"  #: written to; not a commit signal
+    DELETED = "deleted"  #: removed, or renamed away
+    DIR_CREATED = "dir_created"  #: a directory appeared (scan it: its events may be missed)
+    DIR_DELETED = "dir_deleted"
+    LOSS = "loss"  #: events may have been lost: reconcile with the disk
+    STOP = "stop"  #: stop the loop (signals)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: Kind
+    path: str = ""
+    detail: str = ""
+
+
+class EventSource(Protocol):
+    """What the loop needs from an event source."""
+
+    mode: str  #: "inotify", "polling" or "scripted"
+    note: str | None  #: why the mode differs from the one asked for, if it does
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def get(self, timeout: float | None) -> list[Event]:
+        """Wait up to *timeout* seconds (None: forever) for events; return all queued."""
+        ...
+
+    def put(self, event: Event) -> None:
+        """Inject an event (the signal handler's STOP; safe from a signal handler)."""
+        ...
+
+
+class _Queue:
+    """A thread-safe event queue whose ``put`` is safe from signal handlers."""
+
+    def __init__(self) -> None:
+        self._q: queue.SimpleQueue[Event] = queue.SimpleQueue()
+
+    def put(self, event: Event) -> None:
+        self._q.put(event)
+
+    def get(self, timeout: float | None) -> list[Event]:
+        try:
+            first = self._q.get(timeout=None if timeout is None else max(timeout, 0.0))
+        except queue.Empty:
+            return []
+        out = [first]
+        while True:
+            try:
+                out.append(self._q.get_nowait())
+            except queue.Empty:
+                return out
+
+
+class ScriptedSource:
+    """A fake source for tests: events are queued by hand, nothing touches the OS."""
+
+    mode = "scripted"
+    note: str | None = None
+
+    def __init__(self, events: Iterable[Event] = ()) -> None:
+        self._q = _Queue()
+        self.started = False
+        self.stopped = False
+        for e in events:
+            self._q.put(e)
+
+    def start(self) -> None:
+        self.started = True
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def get(self, timeout: float | None) -> list[Event]:
+        return self._q.get(timeout)
+
+    def put(self, event: Event) -> None:
+        self._q.put(event)
+
+
+#: errno values meaning "out of inotify watches (ENOSPC) or instances (EMFILE)"
+INOTIFY_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE})
+
+
+def _event_filter() -> list[type]:
+    from watchdog.events import (
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+    )
+
+    # Not IN_OPEN / IN_CLOSE_NOWRITE: the guard's own reads would echo back as events.
+    return [FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileDeletedEvent,
+            FileMovedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+
+
+def translate(event: object) -> list[Event]:
+    """A watchdog event as plain events (a move is "source gone, destination in")."""
+    etype = getattr(event, "event_type", "")
+    is_dir = bool(getattr(event, "is_directory", False))
+    src = os.fsdecode(getattr(event, "src_path", "") or "")
+    dest = os.fsdecode(getattr(event, "dest_path", "") or "")
+    if is_dir:
+        if etype == "created":
+            return [Event(Kind.DIR_CREATED, src)]
+        if etype == "deleted":
+            return [Event(Kind.DIR_DELETED, src)]
+        if etype == "moved":
+            out = [Event(Kind.DIR_DELETED, src)] if src else []
+            return out + ([Event(Kind.DIR_CREATED, dest)] if dest else [])
+        return []
+    if etype == "closed":
+        return [Event(Kind.CLOSED, src)]
+    if etype == "created":
+        return [Event(Kind.CREATED, src)]
+    if etype == "modified":
+        return [Event(Kind.MODIFIED, src)]
+    if etype == "deleted":
+        return [Event(Kind.DELETED, src)]
+    if etype == "moved":
+        out = [Event(Kind.DELETED, src)] if src else []
+        return out + ([Event(Kind.MOVED_IN, dest)] if dest else [])
+    return []
+
+
+class _LossLog(logging.Handler):
+    """watchdog rebuilds its watches after an inotify queue overflow and only logs it;
+    its warnings are turned into a LOSS event so the loop reconciles with the disk."""
+
+    def __init__(self, q: _Queue) -> None:
+        super().__init__(logging.WARNING)
+        self._q = q
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._q.put(Event(Kind.LOSS, "", record.getMessage()[:200]))
+
+
+class WatchdogSource:
+    """watchdog's inotify observer over ROOT (recursive), or its polling observer.
+
+    When inotify runs out of watches or instances (``OSError`` ENOSPC / EMFILE while
+    scheduling or starting), the source falls back to polling and says why in
+    :attr:`note`.
+    """
+
+    def __init__(self, root: str, polling: bool = False, poll_interval: float = 0.5) -> None:
+        self.root = root
+        self.mode = "polling" if polling else "inotify"
+        self.note: str | None = None
+        self.poll_interval = poll_interval
+        self._q = _Queue()
+        self._observer: object | None = None
+        self._loss_log = _LossLog(self._q)
+        self._loggers = [logging.getLogger("watchdog.observers.inotify"),
+                         logging.getLogger("watchdog.observers.inotify_c")]
+
+    def _handler(self) -> object:
+        from watchdog.events import FileSystemEventHandler
+
+        q = self._q
+
+        class _Handler(FileSystemEventHandler):
+            def dispatch(self, event: object) -> None:  # type: ignore[override]
+                for e in translate(event):
+                    q.put(e)
+
+        return _Handler()
+
+    def _start(self, polling: bool) -> None:
+        from watchdog.observers import Observer
+        from watchdog.observers.polling import PollingObserver
+
+        observer = PollingObserver(timeout=self.poll_interval) if polling else Observer()
+        try:
+            observer.schedule(self._handler(), self.root, recursive=True,  # type: ignore[arg-type]
+                              event_filter=_event_filter())
+            observer.start()
+        except BaseException:
+            try:
+                observer.stop()
+            except Exception:  # pragma: no cover - best effort
+                pass
+            raise
+        self._observer = observer
+
+    def start(self) -> None:
+        for lg in self._loggers:
+            lg.addHandler(self._loss_log)
+        if self.mode == "polling":
+            self._start(True)
+            return
+        try:
+            self._start(False)
+        except OSError as exc:
+            if exc.errno not in INOTIFY_LIMIT_ERRNOS:
+                raise
+            what = "watches" if exc.errno == errno.ENOSPC else "instances"
+            self.note = (f"out of inotify {what} ({os.strerror(exc.errno)}); "
+                         "falling back to polling")
+            self.mode = "polling"
+            self._start(True)
+
+    def stop(self) -> None:
+        for lg in self._loggers:
+            lg.removeHandler(self._loss_log)
+        observer = self._observer
+        self._observer = None
+        if observer is not None:
+            observer.stop()  # type: ignore[attr-defined]
+            if observer is not threading.current_thread():
+                observer.join(timeout=5)  # type: ignore[attr-defined]
+
+    def get(self, timeout: float | None) -> list[Event]:
+        return self._q.get(timeout)
+
+    def put(self, event: Event) -> None:
+        self._q.put(event)

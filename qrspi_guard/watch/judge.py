@@ -1,0 +1,141 @@
+"""One round's per-file reports, each made once per version of a settled file.
+
+Mirrors :func:`qrspi_guard.engine.judge_round_files` entry by entry (name rules,
+symbolic links, unreadable files, editor and temp names ignored), but keeps each
+entry's verdict keyed by its ``lstat`` signature, so a file is parsed once per
+version however many events it causes, and files not settled yet are left out.
+The round rules then run over the kept reports (:func:`engine.round_result`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+
+from qrspi_guard.config import Overrides, RunConfig
+from qrspi_guard.diagnostics import Diagnostic, diag
+from qrspi_guard.discover import RoundRef
+from qrspi_guard.engine import RoundResult, round_result
+from qrspi_guard.layout import Kind, classify, is_watch_temp
+from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
+
+Sig = tuple[int, int, int, int]  #: (inode, size, mtime_ns, ctime_ns)
+
+
+def signature(st: os.stat_result) -> Sig:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def ignored(name: str) -> bool:
+    """Names watch never judges: hidden, editor and temp names (round-contract §2)."""
+    return is_watch_temp(name)
+
+
+@dataclass
+class Verdict:
+    """One entry's part of the round: its file report (if any) and entry diagnostics."""
+
+    sig: Sig | None
+    report: FileReport | None = None
+    diags: list[Diagnostic] = field(default_factory=list)
+
+
+class RoundJudge:
+    """Cached per-entry verdicts of one round directory."""
+
+    def __init__(self, ref: RoundRef) -> None:
+        self.ref = ref
+        self.verdicts: dict[str, Verdict] = {}
+        self.parses = 0  #: files read and judged (for tests and benchmarks)
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.ref.round_dir, name)
+
+    def judge(self, name: str) -> bool:
+        """Judge entry *name* as it is on disk now; False when nothing changed since the
+        last time (same signature) or the entry is gone or ignored."""
+        if ignored(name):
+            return False
+        path = self._path(name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return self.forget(name)
+        sig = signature(st)
+        old = self.verdicts.get(name)
+        if old is not None and old.sig == sig:
+            return False
+        self.verdicts[name] = self._verdict(name, path, st, sig)
+        return True
+
+    def forget(self, name: str) -> bool:
+        return self.verdicts.pop(name, None) is not None
+
+    def _verdict(self, name: str, path: str, st: os.stat_result, sig: Sig) -> Verdict:
+        ref = self.ref
+        fname = classify(name)
+        place = Place(path, ref.step, ref.round, ref.is_task)
+        problem = name_rule(fname, place)
+        if problem is not None:
+            return Verdict(sig, None, [problem])
+        if fname.kind is Kind.ORCHESTRATOR:
+            return Verdict(sig)
+        empty = FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum))
+        if stat.S_ISLNK(st.st_mode):
+            return Verdict(sig, empty, [diag("symlink_in_round_dir", "symbolic link in a round "
+                                             "directory; not followed", file=name, path=path,
+                                             step=ref.step, round=ref.round)])
+        data = read_bytes(path)
+        if isinstance(data, ReadFailure):
+            return Verdict(sig, empty, [diag("unreadable_file", f"{name} {data.message}",
+                                             file=name, path=path, step=ref.step,
+                                             round=ref.round)])
+        self.parses += 1
+        return Verdict(sig, judge_file(fname, data, place))
+
+    def listing(self) -> list[str] | None:
+        """The round directory's entry names (sorted, ignored names left out), or None
+        when it cannot be listed."""
+        try:
+            names = os.listdir(self.ref.round_dir)
+        except OSError:
+            return None
+        return sorted(n for n in names if not ignored(n))
+
+    def evaluate(self, run: RunConfig, overrides: Overrides, complete: bool,
+                 exclude: set[str] | None = None,
+                 names: list[str] | None = None) -> tuple[RoundResult, list[str]]:
+        """The round's result over its judged entries, leaving out *exclude* (files
+        not settled yet). Also returns the entries on disk that were never judged
+        (their events were missed): the caller settles them first."""
+        exclude = exclude or set()
+        if names is None:
+            names = self.listing()
+        entry_diags: list[Diagnostic] = []
+        if names is None:
+            entry_diags.append(diag("unreadable_file", "round directory cannot be listed",
+                                    path=self.ref.round_dir, step=self.ref.step,
+                                    round=self.ref.round))
+            names = []
+        present = set(names)
+        for gone in [n for n in self.verdicts if n not in present]:
+            del self.verdicts[gone]
+        reports: list[FileReport] = []
+        unseen: list[str] = []
+        count = 0
+        for name in names:
+            if name in exclude:
+                continue
+            v = self.verdicts.get(name)
+            if v is None:
+                unseen.append(name)
+                continue
+            count += 1
+            entry_diags.extend(v.diags)
+            if v.report is not None:
+                reports.append(v.report)
+        result = round_result(self.ref, run, overrides, reports, entry_diags, count,
+                              complete=complete)
+        return result, unseen

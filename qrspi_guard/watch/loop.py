@@ -1,0 +1,500 @@
+"""The watch loop: start-up scan, incremental re-evaluation, reconcile scans, output.
+
+State lives on disk: the loop rebuilds everything from the tree at start, keeps one
+cached verdict per settled file (:class:`~.judge.RoundJudge`), and rewrites a round's
+status file only when its content (apart from ``checked_at``) changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from qrspi_guard.config import CONFIG_NAME, Overrides, RunConfig, read_config
+from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.discover import RoundRef, discover_dir
+from qrspi_guard.engine import RoundResult
+from qrspi_guard.layout import (
+    round_side_file,
+    status_file_name,
+    verified_file_name,
+)
+from qrspi_guard.status import (
+    read_status,
+    render,
+    status_document,
+    without_timestamp,
+    write_atomic,
+)
+from qrspi_guard.textsafe import one_line
+from qrspi_guard.watch.events import Event, EventSource, Kind
+from qrspi_guard.watch.judge import RoundJudge, ignored, signature
+from qrspi_guard.watch.policy import Policy, Probe, lease_probe, peek_frontmatter_closed
+
+_CONFIG_OWNER = "config:"
+
+
+@dataclass
+class Tracked:
+    """One round the loop keeps current."""
+
+    ref: RoundRef
+    judge: RoundJudge
+    run_key: str | None
+    status_path: str
+    last_core: dict[str, Any] | None = None  #: last written status minus the timestamp
+    last_shown: tuple[str, tuple[str, ...]] | None = None  #: (status, halts) last printed
+    writes: int = 0
+
+
+@dataclass
+class Options:
+    settle: float = 2.0
+    rescan: float = 30.0
+    quiet: float = 0.5
+    fmt: str = "text"  #: "text" or "json"
+    events_file: str | None = None
+
+
+@dataclass
+class Stats:
+    status_writes: int = 0
+    evaluations: int = 0
+    reconciles: int = 0
+    lines: list[str] = field(default_factory=list)
+
+
+class RootGone(Exception):
+    """ROOT disappeared while watching."""
+
+
+def _halt_key(d: dict[str, Any]) -> str:
+    return f"{d.get('cause')}:{d.get('file') or d.get('tag') or ''}:{d.get('line') or ''}"
+
+
+class Watcher:
+    """Keeps every round below *root* current. :meth:`run` returns the exit code."""
+
+    def __init__(self, root: str, overrides: Overrides, source: EventSource,
+                 options: Options | None = None, *,
+                 out: Callable[[str], None] = print,
+                 err: Callable[[str], None] = print,
+                 clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time,
+                 probe: Callable[[str], Probe] = lease_probe,
+                 peek: Callable[[str], bool] = peek_frontmatter_closed) -> None:
+        self.root = os.path.abspath(root)
+        self.display_root = root
+        self.overrides = overrides
+        self.source = source
+        self.opt = options or Options()
+        self.out = out
+        self.err = err
+        self.clock = clock
+        self.wall = wall
+        polling = source.mode == "polling"
+        self.policy = Policy(clock, probe, peek, settle=self.opt.settle, quiet=self.opt.quiet,
+                             reprobe=max(self.opt.quiet, 0.05), rescan=self.opt.rescan,
+                             polling=polling, poll_interval=getattr(source, "poll_interval", 0.5))
+        self.rounds: dict[str, Tracked] = {}  #: round dir (absolute) -> tracked round
+        self.step_dirs: dict[str, set[str]] = {}  #: step dir -> round keys in it
+        self.runs: dict[str | None, RunConfig] = {}
+        self.config_paths: dict[str, set[str | None]] = {}  #: config.md path -> run keys
+        self.side_sigs: dict[str, Any] = {}  #: reconcile snapshot of side files and configs
+        self.stats = Stats()
+        self._need_discover = False
+        self._suspects: set[str] = set()  #: round-like dirs that asked for a discovery
+        self._not_rounds: set[str] = set()  #: ... and turned out not to be rounds
+        self._stop = threading.Event()
+        self._events_fh: Any = None
+
+    # -- life cycle -----------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to stop (thread- and signal-safe)."""
+        self._stop.set()
+        self.source.put(Event(Kind.STOP))
+
+    def run(self) -> int:
+        if not os.path.isdir(self.root):
+            self.err(f"qrspi-guard: error: path not found: {one_line(self.display_root)}")
+            return 2
+        if self.opt.events_file is not None:
+            try:
+                self._events_fh = open(self.opt.events_file, "a", encoding="utf-8")
+            except OSError as exc:
+                self.err(f"qrspi-guard: error: cannot open {one_line(self.opt.events_file)}: "
+                         f"{exc.strerror}")
+                return 2
+        try:
+            self.source.start()
+        except OSError as exc:
+            self.err(f"qrspi-guard: error: cannot watch {one_line(self.display_root)}: "
+                     f"{exc.strerror or exc}")
+            self._close_events()
+            return 2
+        try:
+            if self.source.note:
+                self.err(f"qrspi-guard: watch: {self.source.note}")
+            self.discover()
+            self.tick()
+            self.err(f"qrspi-guard: watch: watching {one_line(self.display_root)} "
+                     f"({self.source.mode}), {len(self.rounds)} round(s)")
+            while not self._stop.is_set():
+                deadline = self.policy.next_deadline()
+                timeout = None if deadline is None else max(0.0, deadline - self.clock())
+                events = self.source.get(timeout)
+                if any(e.kind is Kind.STOP for e in events):
+                    break
+                self.apply(events)
+                self.tick()
+            return 0
+        except RootGone:
+            self.err(f"qrspi-guard: watch: {one_line(self.display_root)} was deleted; "
+                     "stopping")
+            return 2
+        finally:
+            self.source.stop()
+            self._close_events()
+
+    def _close_events(self) -> None:
+        if self._events_fh is not None:
+            self._events_fh.close()
+            self._events_fh = None
+
+    # -- discovery ------------------------------------------------------------------
+    def discover(self) -> None:
+        """Find the rounds below ROOT; track new ones, drop vanished ones."""
+        self._need_discover = False
+        if not os.path.isdir(self.root):
+            raise RootGone
+        found: dict[str, RoundRef] = {}
+        for item in discover_dir(self.root):
+            if isinstance(item, Diagnostic):
+                continue
+            ref = item
+            if self.overrides.step and ref.step != self.overrides.step:
+                ref = RoundRef(ref.round_dir, ref.step_dir, self.overrides.step, ref.round,
+                               ref.is_task, ref.artifact_dir)
+            found.setdefault(os.path.normpath(ref.round_dir), ref)
+        for key in [k for k in self.rounds if k not in found]:
+            self._drop(key)
+        new = [k for k in found if k not in self.rounds]
+        for key in sorted(new):
+            self._track(key, found[key])
+        self._not_rounds = (self._not_rounds | self._suspects) - set(self.rounds)
+        self._suspects = set()
+        for key in new:  # a later round appeared: the earlier ones are complete
+            t = self.rounds[key]
+            for other in self.step_dirs.get(os.path.normpath(t.ref.step_dir), ()):
+                if self.rounds[other].ref.round < t.ref.round:
+                    self.policy.round_complete(other)
+
+    def _run_key(self, ref: RoundRef) -> str | None:
+        return os.path.abspath(ref.artifact_dir) if ref.artifact_dir else None
+
+    def _config_path(self, run_key: str | None) -> str | None:
+        if self.overrides.config_file:
+            return os.path.abspath(self.overrides.config_file)
+        return os.path.join(run_key, CONFIG_NAME) if run_key else None
+
+    def _track(self, key: str, ref: RoundRef) -> None:
+        run_key = self._run_key(ref)
+        if run_key not in self.runs:
+            self.runs[run_key] = read_config(ref.artifact_dir, self.overrides)
+            cfg = self._config_path(run_key)
+            if cfg is not None:
+                self.config_paths.setdefault(cfg, set()).add(run_key)
+                self.side_sigs[cfg] = _sig_or_none(cfg)
+        spath = os.path.join(ref.step_dir, status_file_name(ref.round))
+        t = Tracked(ref, RoundJudge(ref), run_key, spath)
+        previous = read_status(spath)
+        if previous is not None:
+            t.last_core = without_timestamp(previous)
+        self.rounds[key] = t
+        self.step_dirs.setdefault(os.path.normpath(ref.step_dir), set()).add(key)
+        names = t.judge.listing() or []
+        newest = _mtime(key)
+        for name in names:
+            newest = max(newest, _mtime(os.path.join(key, name)))
+            self.policy.file_event(os.path.join(key, name), key, Kind.CREATED)
+        self.policy.round_seen(key, age=self.wall() - newest if newest else 0.0)
+        if self._later_round_exists(t) or os.path.isfile(self._verified_path(t)):
+            self.policy.round_complete(key)
+        for side in self._side_files(t):
+            self.side_sigs[side] = _sig_or_none(side)
+
+    def _drop(self, key: str) -> None:
+        t = self.rounds.pop(key)
+        self.step_dirs.get(os.path.normpath(t.ref.step_dir), set()).discard(key)
+        self.policy.round_gone(key)
+
+    def _verified_path(self, t: Tracked) -> str:
+        return os.path.join(t.ref.step_dir, verified_file_name(t.ref.round))
+
+    def _side_files(self, t: Tracked) -> list[str]:
+        n = t.ref.round
+        return [os.path.join(t.ref.step_dir, f"round-{n:02d}{suffix}")
+                for suffix in ("-verified.md", "-verifier-disabled.md")]
+
+    def _later_round_exists(self, t: Tracked) -> bool:
+        return any(self.rounds[k].ref.round > t.ref.round
+                   for k in self.step_dirs.get(os.path.normpath(t.ref.step_dir), ()))
+
+    # -- events ---------------------------------------------------------------------
+    def _side_owner(self, parent: str, name: str) -> str | None:
+        """The round a file beside the rounds (round-NN-verified.md, ...) bears on."""
+        keys = self.step_dirs.get(parent)
+        if not keys:
+            return None
+        side = round_side_file(name)
+        if side is None or side[1] not in ("-verified.md", "-verifier-disabled.md"):
+            return None
+        key = os.path.join(parent, f"round-{side[0]:02d}")
+        return key if key in self.rounds else None
+
+    def apply(self, events: list[Event]) -> None:
+        policy = self.policy
+        for e in events:
+            kind = e.kind
+            if kind is Kind.LOSS:
+                policy.loss()
+                continue
+            path = os.path.normpath(e.path) if e.path else ""
+            if kind in (Kind.DIR_CREATED, Kind.DIR_DELETED):
+                if kind is Kind.DIR_DELETED and path == self.root:
+                    raise RootGone
+                parent = os.path.dirname(path)
+                if parent in self.rounds:  # a directory inside a round is an entry
+                    if kind is Kind.DIR_CREATED:
+                        policy.file_event(path, parent, Kind.MOVED_IN)
+                    else:
+                        policy.file_deleted(path, parent)
+                    continue
+                self._need_discover = True
+                continue
+            parent, name = os.path.split(path)
+            if parent in self.rounds:
+                if ignored(name):
+                    continue
+                if kind is Kind.DELETED:
+                    policy.file_deleted(path, parent)
+                else:
+                    policy.file_event(path, parent, kind)
+                continue
+            owner = self._side_owner(parent, name)
+            if owner is not None:
+                if kind is Kind.DELETED:
+                    policy.mark_dirty(owner)
+                else:
+                    policy.file_event(path, owner, kind)
+                continue
+            if path in self.config_paths:
+                if kind is Kind.DELETED:
+                    self._reread_config(path)
+                else:
+                    policy.file_event(path, _CONFIG_OWNER + path, kind)
+                continue
+            if parent not in self._not_rounds and not ignored(name) \
+                    and os.path.basename(parent).startswith("round"):
+                self._suspects.add(parent)  # a file in a round we do not know (yet)
+                self._need_discover = True
+
+    def _reread_config(self, cfg: str) -> None:
+        self.side_sigs[cfg] = _sig_or_none(cfg)
+        for run_key in self.config_paths.get(cfg, ()):
+            artifact = run_key
+            self.runs[run_key] = read_config(artifact, self.overrides)
+            for key, t in self.rounds.items():
+                if t.run_key == run_key:
+                    self.policy.mark_dirty(key)
+
+    # -- one turn -------------------------------------------------------------------
+    def tick(self) -> None:
+        """Do everything that is due now."""
+        for _ in range(8):  # settle what evaluation found unseen, without waiting
+            if self._need_discover:
+                self.discover()
+            step = self.policy.step()
+            if step.rescan:
+                self.reconcile()
+                step2 = self.policy.step()
+                step.settled += step2.settled
+                step.evaluate |= step2.evaluate
+            for path in step.settled:
+                self._settled(path)
+            again = False
+            for key in sorted(step.evaluate):
+                if key in self.rounds:
+                    again |= self.evaluate(key)
+            if not again and not self._need_discover:
+                return
+
+    def _settled(self, path: str) -> None:
+        parent, name = os.path.split(path)
+        t = self.rounds.get(parent)
+        if t is not None:
+            t.judge.judge(name)
+            return
+        if path in self.config_paths:
+            self._reread_config(path)
+            return
+        owner = self._side_owner(parent, name)
+        if owner is not None:
+            if name == verified_file_name(self.rounds[owner].ref.round):
+                self.policy.round_complete(owner)
+            self.policy.mark_dirty(owner)
+
+    def evaluate(self, key: str) -> bool:
+        """Re-evaluate one round; True when it has entries never seen (settle them first)."""
+        t = self.rounds[key]
+        if not self.policy.is_complete(key) and (
+                self._later_round_exists(t) or os.path.isfile(self._verified_path(t))):
+            self.policy.round_complete(key)
+        complete = self.policy.is_complete(key)
+        exclude = {os.path.basename(p) for p in self.policy.unsettled(key)}
+        result, unseen = t.judge.evaluate(self.runs[t.run_key], self.overrides, complete,
+                                          exclude)
+        self.stats.evaluations += 1
+        if unseen:
+            for name in unseen:
+                self.policy.file_event(os.path.join(key, name), key, Kind.CREATED)
+            self.policy.mark_dirty(key)
+            return True
+        self._publish(t, result)
+        return False
+
+    def _publish(self, t: Tracked, result: RoundResult) -> None:
+        doc = status_document(result)
+        core = without_timestamp(doc)
+        if core == t.last_core:
+            return
+        try:
+            write_atomic(t.status_path, render(doc))
+        except OSError as exc:
+            self.err(f"qrspi-guard: watch: cannot write {one_line(t.status_path)}: "
+                     f"{exc.strerror or exc}")
+            return
+        t.last_core = core
+        t.writes += 1
+        self.stats.status_writes += 1
+        shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
+        if shown != t.last_shown:
+            previous = t.last_shown[0] if t.last_shown else None
+            t.last_shown = shown
+            self._report(t, doc, previous)
+
+    def _report(self, t: Tracked, doc: dict[str, Any], previous: str | None) -> None:
+        event = dict(doc)
+        event["previous"] = previous
+        event["round_dir"] = t.ref.round_dir
+        event["status_file"] = t.status_path
+        line_json = json.dumps(event, ensure_ascii=True, separators=(",", ":"))
+        if self.opt.fmt == "json":
+            self.out(line_json)
+        else:
+            self.out(self._text_line(t, doc))
+        self.stats.lines.append(doc["status"])
+        if self._events_fh is not None:
+            try:
+                self._events_fh.write(line_json + "\n")
+                self._events_fh.flush()
+            except OSError as exc:
+                self.err(f"qrspi-guard: watch: cannot append to events file: {exc.strerror}")
+
+    def _text_line(self, t: Tracked, doc: dict[str, Any]) -> str:
+        where = _display(t.ref.round_dir)
+        status = doc["status"]
+        if status == "halt":
+            halts = doc["halts"]
+            first = halts[0]
+            at = first.get("file") or first.get("tag") or ""
+            if first.get("line"):
+                at += f":{first['line']}"
+            more = f" (+{len(halts) - 1} more)" if len(halts) > 1 else ""
+            detail = f": {first['cause']}" + (f" {at}" if at else "") + \
+                f": {first['message']}{more}"
+        elif status == "pending":
+            detail = f": awaiting {', '.join(doc['awaiting'])}" if doc["awaiting"] else ""
+        else:
+            detail = ""
+        stamp = doc["checked_at"][11:19]
+        return one_line(f"{stamp} {status.upper():7} {where}{detail}", limit=400)
+
+    # -- reconcile ------------------------------------------------------------------
+    def reconcile(self) -> None:
+        """Compare the tree (names, sizes, mtimes) with what was judged; judge what
+        changed. Runs after any sign of lost events and every --rescan seconds."""
+        self.stats.reconciles += 1
+        self.discover()
+        policy = self.policy
+        for key, t in self.rounds.items():
+            try:
+                entries = list(os.scandir(key))
+            except OSError:
+                self._need_discover = True
+                continue
+            pending = {os.path.basename(p) for p in policy.unsettled(key)}
+            present = set()
+            for entry in entries:
+                name = entry.name
+                if ignored(name):
+                    continue
+                present.add(name)
+                if name in pending:
+                    continue
+                try:
+                    sig = signature(entry.stat(follow_symlinks=False))
+                except OSError:
+                    continue
+                v = t.judge.verdicts.get(name)
+                if v is None or v.sig != sig:
+                    policy.file_event(entry.path, key, Kind.CREATED)
+            if any(n not in present for n in t.judge.verdicts):
+                policy.mark_dirty(key)
+            for side in self._side_files(t):
+                sig2 = _sig_or_none(side)
+                if sig2 != self.side_sigs.get(side):
+                    self.side_sigs[side] = sig2
+                    if sig2 is not None and side.endswith("-verified.md"):
+                        policy.round_complete(key)
+                    policy.mark_dirty(key)
+        for cfg in list(self.config_paths):
+            if _sig_or_none(cfg) != self.side_sigs.get(cfg):
+                self._reread_config(cfg)
+
+
+def _sig_or_none(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        return signature(os.lstat(path))
+    except OSError:
+        return None
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def install_signal_handlers(watcher: Watcher) -> None:
+    """SIGINT and SIGTERM stop the loop cleanly; SIGIO (a lease break) is ignored."""
+
+    def handler(signum: int, frame: object) -> None:
+        watcher.stop()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    if hasattr(signal, "SIGIO"):
+        signal.signal(signal.SIGIO, signal.SIG_IGN)
