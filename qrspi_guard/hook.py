@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from qrspi_guard.layout import STEPS, TASK_DIR_RE, TASKS_DIR, round_number
@@ -84,7 +84,6 @@ class _Context:
     round: int | None
     tag: str | None
     fnum: int | None
-    found: dict[str, Any] = field(default_factory=dict)
 
 
 # -- payload ---------------------------------------------------------------------------

@@ -146,6 +146,22 @@ def test_a_valid_finding_is_allowed_silently(run: Path) -> None:
     assert decision.diagnostics == ()
 
 
+def test_a_write_that_creates_the_round_directory_is_judged(tmp_path: Path) -> None:
+    new_round = tmp_path / "reviews" / "design" / "round-03"
+    assert decide(write_payload(new_round / "quality-claude.finding-F01.md",
+                                finding())).action == "allow"
+    bad = decide(write_payload(new_round / "quality-claude.finding-F01.md", finding(round=4)))
+    assert causes(bad) == ["round_mismatch"]
+
+
+def test_a_write_judged_after_the_fact_reads_the_disk(run: Path) -> None:
+    path = rnd(run) / "quality-claude.finding-F01.md"
+    path.write_text(finding(severity="x"))
+    payload = write_payload(path, finding()) | {"hook_event_name": "PostToolUse"}
+    assert causes(decide(payload)) == ["severity_out_of_enum"]
+    assert decide(write_payload(path, finding()), event="pre").action == "allow"
+
+
 def test_a_valid_clean_sentinel_is_allowed(run: Path) -> None:
     assert decide(write_payload(rnd(run) / "quality-claude.clean.md", CLEAN)).action == "allow"
 
