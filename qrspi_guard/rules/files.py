@@ -101,16 +101,26 @@ def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
 # -- findings -----------------------------------------------------------------------
 
 
-def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFacts,
-                   d: Any, out: list[Diagnostic]) -> None:
-    data, lines = doc.data, doc.key_lines
+def _field_reporters(doc: fm.Document, d: Any, out: list[Diagnostic],
+                     noun: str) -> tuple[Any, Any]:
+    """`missing(cause, key)` (pointing at the closing fence) and `wrong(cause, key, msg)`
+    (pointing at the key's line, carrying its value)."""
 
     def missing(cause: str, key: str, extra: str = "") -> None:
-        out.append(d(cause, f"required field {key} is missing{extra}", field=key,
+        out.append(d(cause, f"{noun} {key} is missing{extra}", field=key,
                      line=doc.body_line - 1))
 
     def wrong(cause: str, key: str, message: str) -> None:
-        out.append(d(cause, message, field=key, line=lines.get(key), value=data.get(key)))
+        out.append(d(cause, message, field=key, line=doc.key_lines.get(key),
+                     value=doc.data.get(key)))
+
+    return missing, wrong
+
+
+def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFacts,
+                   d: Any, out: list[Diagnostic]) -> None:
+    data, lines = doc.data, doc.key_lines
+    missing, wrong = _field_reporters(doc, d, out, "required field")
 
     # finding_id
     id_round = id_fnum = None
@@ -299,13 +309,7 @@ def _describe_list(value: Any) -> str:
 def _judge_clean(doc: fm.Document, fname: FileName, place: Place, d: Any,
                  out: list[Diagnostic]) -> None:
     data, lines = doc.data, doc.key_lines
-
-    def missing(cause: str, key: str, extra: str = "") -> None:
-        out.append(d(cause, f"clean sentinel field {key} is missing{extra}", field=key,
-                     line=doc.body_line - 1))
-
-    def wrong(cause: str, key: str, message: str) -> None:
-        out.append(d(cause, message, field=key, line=lines.get(key), value=data.get(key)))
+    missing, wrong = _field_reporters(doc, d, out, "clean sentinel field")
 
     reviewer = data.get("reviewer")
     if "reviewer" not in data:
