@@ -84,6 +84,7 @@ class _Context:
     round: int | None
     tag: str | None
     fnum: int | None
+    clean: bool = False  #: the target is a clean sentinel
 
 
 # -- payload ---------------------------------------------------------------------------
@@ -294,7 +295,8 @@ def render(target: Target, diags: list[Diagnostic] | tuple[Diagnostic, ...],
     from qrspi_guard.layout import classify
 
     fname = classify(target.name)
-    ctx = _Context(target.step, target.round, fname.tag, fname.fnum)
+    ctx = _Context(target.step, target.round, fname.tag, fname.fnum,
+                   clean=target.name.endswith(".clean.md"))
     errors = [d for d in diags if d.level == "error"]
     warnings = [d for d in diags if d.level == "warning"]
     shown = one_line(target.shown, 300)
@@ -364,6 +366,14 @@ def _artifact(ctx: _Context) -> str:
     return "integration" if ctx.step in ("integrate", "implement-gate") else ctx.step
 
 
+def _coexist_example(ctx: _Context) -> str:
+    tag = _tag(ctx)
+    if ctx.clean:
+        return (f"no {tag}.clean.md while {tag} has finding files; delete the finding files "
+                "first only if they are stale output of an earlier attempt")
+    return f"delete the stale {tag}.clean.md first, then write this finding"
+
+
 _SEVERITIES = ("low", "medium", "high")
 _CHANGE_TYPES = ("style", "clarity", "correctness", "scope", "intent")
 _ROUND = "the round directory's number, e.g. round: 3 for round-03"
@@ -409,8 +419,7 @@ _GUIDE: dict[str, tuple[str, Any]] = {
     "duplicate_key": ("each key once", None),
     "clean_nonzero_findings": ("findings: 0", lambda c, d: "findings: 0"),
     "clean_and_findings_coexist": ("either finding files or one clean sentinel per tag",
-                                   lambda c, d: f"delete {_tag(c)}.clean.md if the findings "
-                                   "are current, or the finding files if they are stale"),
+                                   lambda c, d: _coexist_example(c)),
     "crlf_line_endings": ("LF line endings only", None),
     "not_utf8": ("UTF-8 text", None),
     "file_too_large": ("at most 1 MiB", None),

@@ -259,6 +259,7 @@ def test_clean_sentinel_beside_existing_findings_is_refused(run: Path) -> None:
     (rnd(run) / "quality-claude.finding-F01.md").write_text(finding())
     decision = decide(write_payload(rnd(run) / "quality-claude.clean.md", CLEAN))
     assert causes(decision) == ["clean_and_findings_coexist"]
+    assert "no quality-claude.clean.md while quality-claude has finding files" in decision.message
     # another tag's clean sentinel is fine
     other = CLEAN.replace("quality-claude", "scope-claude")
     assert decide(write_payload(rnd(run) / "scope-claude.clean.md", other)).action == "allow"
@@ -268,7 +269,7 @@ def test_finding_beside_an_existing_clean_sentinel_is_refused(run: Path) -> None
     (rnd(run) / "quality-claude.clean.md").write_text(CLEAN)
     decision = decide(write_payload(rnd(run) / "quality-claude.finding-F01.md", finding()))
     assert causes(decision) == ["clean_and_findings_coexist"]
-    assert "delete quality-claude.clean.md" in decision.message
+    assert "delete the stale quality-claude.clean.md first" in decision.message
 
 
 def test_duplicate_finding_id_is_refused_either_way_round(run: Path) -> None:
