@@ -67,6 +67,7 @@ class Stats:
     status_writes: int = 0
     evaluations: int = 0
     reconciles: int = 0
+    dropped_parses: int = 0
     lines: list[str] = field(default_factory=list)
 
 
@@ -153,6 +154,8 @@ class Watcher:
                     break
                 self.apply(events)
                 self.tick()
+            self.err(f"qrspi-guard: watch: stopped ({self.files_judged()} file(s) judged, "
+                     f"{self.stats.status_writes} status write(s))")
             return 0
         except RootGone:
             self.err(f"qrspi-guard: watch: {one_line(self.display_root)} was deleted; "
@@ -166,6 +169,10 @@ class Watcher:
         if self._events_fh is not None:
             self._events_fh.close()
             self._events_fh = None
+
+    def files_judged(self) -> int:
+        """Files read and judged so far (each settled version once)."""
+        return self.stats.dropped_parses + sum(t.judge.parses for t in self.rounds.values())
 
     # -- discovery ------------------------------------------------------------------
     def discover(self) -> None:
@@ -231,6 +238,7 @@ class Watcher:
 
     def _drop(self, key: str) -> None:
         t = self.rounds.pop(key)
+        self.stats.dropped_parses += t.judge.parses
         self.step_dirs.get(os.path.normpath(t.ref.step_dir), set()).discard(key)
         self.policy.round_gone(key)
 
