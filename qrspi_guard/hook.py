@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -198,30 +197,13 @@ def _position(given: str, real: str) -> Target | None:
 
 def _read_for_name(target: Target) -> bytes:
     """The file as it now is on disk (post-edit), read like check reads it."""
-    from qrspi_guard.frontmatter import MAX_BYTES
+    from qrspi_guard.reader import ReadFailure, read_bytes
 
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(target.path, flags)
-    except OSError as exc:
+    data = read_bytes(target.path)
+    if isinstance(data, ReadFailure):
         raise HookFailure(f"cannot read {one_line(target.shown, 200)}: "
-                          f"{exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise HookFailure(f"cannot read {one_line(target.shown, 200)}: not a regular file")
-        chunks, remaining = [], MAX_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise HookFailure(f"cannot read {one_line(target.shown, 200)}: "
-                          f"{exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
+                          f"{data.message.removeprefix('cannot be read: ')}")
+    return data
 
 
 # -- judging ------------------------------------------------------------------------------
