@@ -368,3 +368,21 @@ def test_text_format_prints_one_line_per_status_change(tmp_path: Path) -> None:
     assert len(lines) == 2
     assert "PENDING" in lines[0] and "awaiting quality-claude, scope-claude" in lines[0]
     assert "HALT" in lines[1] and "change_type_out_of_enum" in lines[1]
+
+
+def test_relative_root_from_the_working_directory(tmp_path: Path) -> None:
+    rd = make_run(tmp_path)
+    proc = subprocess.Popen([SCRIPT, "watch", "--settle", "30"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        wait_for(lambda: "watching" in proc.stderr.readline(), "ready")
+        (rd / "quality-claude.finding-F01.md").write_text(finding(ct="corectness"))
+        wait_for(lambda: "change_type_out_of_enum" in causes(rd), "the halt")
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert "run/reviews/design/round-01" in out

@@ -469,3 +469,60 @@ def test_cached_judging_agrees_with_engine_evaluate_round(root: str) -> None:
             assert [d.to_dict() for d in mine.diagnostics] == \
                 [d.to_dict() for d in theirs.diagnostics], ref.round_dir
             assert mine.awaiting == theirs.awaiting and mine.files == theirs.files
+
+
+def test_loop_config_change_is_re_read_and_re_judges_its_rounds(tmp_path: Path) -> None:
+    rd = make_run(tmp_path)
+    h = Harness(tmp_path)
+    assert status(rd)["expected_tags"] == ["quality-claude", "scope-claude"]
+    config = tmp_path / "run" / "config.md"
+    config.write_text("---\nsecond_reviewer: true\nverifier_enabled: false\n---\n")
+    h.events(Event(Kind.CLOSED, str(config)))
+    assert status(rd)["expected_tags"] == ["quality-claude", "scope-claude", "quality-codex",
+                                           "scope-codex"]
+
+
+# -- the real source's fallbacks (no events needed) ------------------------------------
+
+def test_inotify_watch_limit_falls_back_to_polling_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import watchdog.observers
+
+    from qrspi_guard.watch.events import WatchdogSource
+
+    class Exhausted:
+        def __init__(self, *a: object, **kw: object) -> None:
+            pass
+
+        def schedule(self, *a: object, **kw: object) -> None:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(watchdog.observers, "Observer", Exhausted)
+    src = WatchdogSource(str(tmp_path))
+    src.start()
+    try:
+        assert src.mode == "polling"
+        assert src.note is not None and "out of inotify watches" in src.note
+    finally:
+        src.stop()
+
+
+def test_watchdog_overflow_warning_becomes_a_loss_event(tmp_path: Path) -> None:
+    import logging
+
+    from qrspi_guard.watch.events import WatchdogSource
+
+    src = WatchdogSource(str(tmp_path))
+    src.start()
+    try:
+        logging.getLogger("watchdog.observers.inotify").warning(
+            "Inotify queue overflowed; reconciling recursive watches below %r", "x")
+        events = src.get(5.0)
+        assert Kind.LOSS in {e.kind for e in events}
+    finally:
+        src.stop()

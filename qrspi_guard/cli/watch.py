@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -52,7 +53,7 @@ def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
     def err(line: str) -> None:
         click.echo(line, err=True)
 
-    source = WatchdogSource(root, polling=polling)
+    source = WatchdogSource(os.path.abspath(root), polling=polling)
     watcher = Watcher(root, overrides, source,
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
                       out=out, err=err)

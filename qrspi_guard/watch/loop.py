@@ -273,7 +273,7 @@ class Watcher:
             if kind is Kind.LOSS:
                 policy.loss()
                 continue
-            path = os.path.normpath(e.path) if e.path else ""
+            path = os.path.abspath(e.path) if e.path else ""
             if kind in (Kind.DIR_CREATED, Kind.DIR_DELETED):
                 if kind is Kind.DIR_DELETED and path == self.root:
                     raise RootGone
@@ -340,7 +340,7 @@ class Watcher:
             for key in sorted(step.evaluate):
                 if key in self.rounds:
                     again |= self.evaluate(key)
-            if not again and not self._need_discover:
+            if not again and not self._need_discover and not self.policy.has_dirty():
                 return
 
     def _settled(self, path: str) -> None:
@@ -380,17 +380,16 @@ class Watcher:
     def _publish(self, t: Tracked, result: RoundResult) -> None:
         doc = status_document(result)
         core = without_timestamp(doc)
-        if core == t.last_core:
-            return
-        try:
-            write_atomic(t.status_path, render(doc))
-        except OSError as exc:
-            self.err(f"qrspi-guard: watch: cannot write {one_line(t.status_path)}: "
-                     f"{exc.strerror or exc}")
-            return
-        t.last_core = core
-        t.writes += 1
-        self.stats.status_writes += 1
+        if core != t.last_core:
+            try:
+                write_atomic(t.status_path, render(doc))
+            except OSError as exc:
+                self.err(f"qrspi-guard: watch: cannot write {one_line(t.status_path)}: "
+                         f"{exc.strerror or exc}")
+                return
+            t.last_core = core
+            t.writes += 1
+            self.stats.status_writes += 1
         shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
         if shown != t.last_shown:
             previous = t.last_shown[0] if t.last_shown else None

@@ -226,6 +226,10 @@ class Policy:
         r = self.rounds.get(key)
         return bool(r and r.complete)
 
+    def has_dirty(self) -> bool:
+        """Rounds are waiting to be re-evaluated."""
+        return any(k in self.rounds for k in self._dirty)
+
     def unsettled(self, key: str) -> set[str]:
         """Paths of the files of *key* that have not settled yet."""
         return {p for p, st in self.files.items() if st.owner == key}
