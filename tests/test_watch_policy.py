@@ -526,3 +526,28 @@ def test_watchdog_overflow_warning_becomes_a_loss_event(tmp_path: Path) -> None:
         assert Kind.LOSS in {e.kind for e in events}
     finally:
         src.stop()
+
+
+def test_loop_tool_temp_file_renamed_away_at_once_never_halts(tmp_path: Path) -> None:
+    rd = make_run(tmp_path)
+    h = Harness(tmp_path)
+    target = rd / "quality-claude.finding-F01.md"
+    temp = rd / "sedX1b2c3"  # `sed -i` writes a sibling temp file, then renames it over
+    temp.write_text(finding())
+    h.events(Event(Kind.CREATED, str(temp)), Event(Kind.CLOSED, str(temp)))
+    assert status(rd)["halts"] == []
+    os.rename(temp, target)
+    h.events(Event(Kind.DELETED, str(temp)), Event(Kind.MOVED_IN, str(target)))
+    h.advance(1.0)
+    assert status(rd)["halts"] == [] and status(rd)["reported_tags"] == ["quality-claude"]
+    assert [json.loads(line)["status"] for line in h.lines] == ["pending"]
+
+
+def test_loop_unknown_file_that_stays_halts_after_the_quiet_time(tmp_path: Path) -> None:
+    rd = make_run(tmp_path)
+    h = Harness(tmp_path)
+    (rd / "notes.txt").write_text("raw stdout\n")
+    h.events(Event(Kind.CLOSED, str(rd / "notes.txt")))
+    assert status(rd)["halts"] == []
+    h.advance(0.5)
+    assert status(rd)["halts"][0]["cause"] == "unknown_file_in_round_dir"

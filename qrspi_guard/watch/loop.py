@@ -20,7 +20,9 @@ from qrspi_guard.config import CONFIG_NAME, Overrides, RunConfig, read_config
 from qrspi_guard.diagnostics import Diagnostic
 from qrspi_guard.discover import RoundRef, discover_dir
 from qrspi_guard.engine import RoundResult
+from qrspi_guard.layout import Kind as NameKind
 from qrspi_guard.layout import (
+    classify,
     round_side_file,
     status_file_name,
     verified_file_name,
@@ -292,6 +294,10 @@ class Watcher:
                     continue
                 if kind is Kind.DELETED:
                     policy.file_deleted(path, parent)
+                elif classify(name).kind is NameKind.UNKNOWN:
+                    # Tools' own temp names (`sed -i`'s sedXXXXXX, tempfile's tmpXXXX) are
+                    # renamed away at once: an unknown name is judged after a quiet time.
+                    policy.file_event(path, parent, Kind.MODIFIED)
                 else:
                     policy.file_event(path, parent, kind)
                 continue
