@@ -16,7 +16,9 @@ from qrspi_guard import frontmatter as fm
 from qrspi_guard.config import Overrides, RunConfig, read_config
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef, discover_dir, round_of_dir, round_of_file
+from qrspi_guard.fastjudge import fast_report
 from qrspi_guard.layout import (
+    FileName,
     Kind,
     classify,
     is_watch_temp,
@@ -75,6 +77,21 @@ def _join(base: str, name: str) -> str:
     return name if base in ("", ".") else os.path.join(base, name)
 
 
+#: Kinds that the name rule never flags (it speaks about other kinds only).
+_NAME_OK = frozenset({Kind.FINDING, Kind.CLEAN, Kind.SIDECAR})
+_CLASSIFIED: dict[str, FileName] = {}
+
+
+def _classify(name: str) -> FileName:
+    """:func:`classify`, remembered: rounds repeat the same names (a pure function)."""
+    got = _CLASSIFIED.get(name)
+    if got is None:
+        got = classify(name)
+        if len(_CLASSIFIED) < 4096:
+            _CLASSIFIED[name] = got
+    return got
+
+
 def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
                       ignore_temp: bool = False) -> tuple[list[FileReport], list[Diagnostic],
                                                           int]:
@@ -94,30 +111,33 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
         listing = []
     extra = dict(contents or {})
     entries = {e.name: e for e in listing}
-    names_seen = sorted(set(entries) | set(extra))
+    names_seen = sorted(set(entries) | set(extra)) if extra else list(entries)
+    fast = fm.FASTPATH
     count = 0
     dir_fd = None
     try:
         for name in names_seen:
-            fname = classify(name)
-            if fname.kind is Kind.HIDDEN or (ignore_temp and is_watch_temp(name)):
+            fname = _classify(name)
+            kind = fname.kind
+            if kind is Kind.HIDDEN or (ignore_temp and is_watch_temp(name)):
                 continue
             count += 1
-            path = _join(ref.round_dir, name)
-            fplace = Place(path, place.step, place.round, place.is_task)
-            problem = name_rule(fname, fplace)
-            if problem is not None:
-                entry_diags.append(problem)
-                continue
-            if fname.kind is Kind.ORCHESTRATOR:
-                continue
+            if kind not in _NAME_OK:
+                problem = name_rule(fname, Place(_join(ref.round_dir, name), place.step,
+                                                 place.round, place.is_task))
+                if problem is not None:
+                    entry_diags.append(problem)
+                    continue
+                if kind is Kind.ORCHESTRATOR:
+                    continue
             entry = entries.get(name)
             if name in extra:
                 data: bytes | ReadFailure = extra[name]
             elif entry is not None and entry.is_symlink:
                 entry_diags.append(diag("symlink_in_round_dir", "symbolic link in a round "
-                                        "directory; not followed", file=name, path=path,
-                                        step=ref.step, round=ref.round))
+                                        "directory; not followed", file=name,
+                                        path=_join(ref.round_dir, name), step=ref.step,
+                                        round=ref.round))
                 reports.append(FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum)))
                 continue
             else:
@@ -126,10 +146,15 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
                 data = read_bytes(name, dir_fd=dir_fd)
             if isinstance(data, ReadFailure):
                 entry_diags.append(diag("unreadable_file", f"{name} {data.message}", file=name,
-                                        path=path, step=ref.step, round=ref.round))
+                                        path=_join(ref.round_dir, name), step=ref.step,
+                                        round=ref.round))
                 reports.append(FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum)))
                 continue
-            reports.append(judge_file(fname, data, fplace))
+            report = fast_report(fname, data, place) if fast else None
+            if report is None:
+                report = judge_file(fname, data, Place(_join(ref.round_dir, name), place.step,
+                                                       place.round, place.is_task))
+            reports.append(report)
     except OSError as exc:
         entry_diags.append(diag("unreadable_file", f"round directory cannot be read: "
                                 f"{exc.strerror or exc}", path=ref.round_dir, step=ref.step,
@@ -266,23 +291,174 @@ def plan(paths: Iterable[str], overrides: Overrides) -> _Plan:
 
 
 def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> CheckResult:
-    """Check every round at or below *paths*. Raises :class:`PathNotFound`."""
+    """Check every round at or below *paths*. Raises :class:`PathNotFound`.
+
+    Rounds are judged one at a time (a round's parsed files are dropped before the next
+    is read); large trees are shared with forked workers (:func:`jobs`), and the result
+    is the same, in the same order, whatever the number of processes.
+    """
     overrides = overrides or Overrides()
     the_plan = plan(list(paths) or ["."], overrides)
     result = CheckResult(not_in_round=the_plan.not_in_round)
     configs: dict[str | None, RunConfig] = {}
-    diags: list[Diagnostic] = list(the_plan.layout)
-    for ref in the_plan.rounds.values():
-        key = os.path.realpath(ref.artifact_dir) if ref.artifact_dir else None
+    real: dict[str, str] = {}
+    refs = list(the_plan.rounds.values())
+    runs: list[RunConfig] = []
+    first_use: dict[int, list[Diagnostic]] = {}
+    for i, ref in enumerate(refs):
+        key = None
+        if ref.artifact_dir:
+            key = real.get(ref.artifact_dir)
+            if key is None:
+                key = real[ref.artifact_dir] = os.path.realpath(ref.artifact_dir)
         if key not in configs:
             configs[key] = read_config(ref.artifact_dir, overrides)
-            diags.extend(configs[key].diagnostics)
-        rr = evaluate_round(ref, configs[key], overrides)
+            first_use[i] = configs[key].diagnostics
+        runs.append(configs[key])
+    diags: list[Diagnostic] = list(the_plan.layout)
+    names: dict[str, str] = {}
+    for i, rr in enumerate(_evaluate_rounds(refs, runs, overrides)):
+        if i in first_use:
+            diags.extend(first_use[i])
+        # the same file names recur in every round: keep one copy of each
+        rr.file_names = [names.setdefault(n, n) for n in rr.file_names]
         result.rounds.append(rr)
         result.files += rr.files
         diags.extend(rr.diagnostics)
     result.diagnostics = diags
     return result
+
+
+#: Below this many rounds ``check`` stays in one process: forking would not pay.
+PARALLEL_MIN_ROUNDS = 24
+
+
+def jobs(rounds: int) -> int:
+    """How many processes judge *rounds* rounds: ``QRSPI_GUARD_JOBS`` when set, else
+    one per core (at most 4) for large trees on a single-threaded caller."""
+    env = os.environ.get("QRSPI_GUARD_JOBS", "").strip()
+    if env.isdigit() and int(env) >= 1:
+        wanted = int(env)
+    else:
+        if rounds < PARALLEL_MIN_ROUNDS:
+            return 1
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        wanted = min(cores, 4)
+    if wanted > 1:
+        import threading
+
+        if not hasattr(os, "fork") or threading.active_count() > 1:
+            return 1  # forking a threaded process is unsafe; stay serial
+    return max(1, min(wanted, rounds))
+
+
+def _evaluate_rounds(refs: list[RoundRef], runs: list[RunConfig],
+                     overrides: Overrides) -> Iterator[RoundResult]:
+    """Each round's result, in order; rounds i with i % n == w go to worker w > 0."""
+    n = jobs(len(refs))
+    if n == 1:
+        for ref, run in zip(refs, runs, strict=True):
+            yield evaluate_round(ref, run, overrides)
+        return
+    import pickle
+
+    workers: list[tuple[int, int] | None] = []
+    try:
+        for w in range(1, n):
+            r, wr = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child
+                _worker(wr, [x[1] for x in workers if x is not None] + [r], refs, runs,
+                        overrides, w, n)
+            os.close(wr)
+            workers.append((pid, r))
+        for i, (ref, run) in enumerate(zip(refs, runs, strict=True)):
+            w = i % n
+            got = None
+            slot = workers[w - 1] if w else None
+            if slot is not None:
+                got = _receive(slot[1], pickle)
+                if got is None:  # the worker failed: judge its rounds here
+                    _reap(slot)
+                    workers[w - 1] = None
+            if got is None:
+                yield evaluate_round(ref, run, overrides)
+            else:
+                rr = RoundResult(ref, run=run, **got)
+                yield rr
+    finally:
+        for slot in workers:
+            if slot is not None:
+                _reap(slot)
+
+
+_SENT = ("status", "diagnostics", "expected_tags", "reported_tags", "awaiting", "files",
+         "file_names", "complete")
+
+
+def _worker(out: int, close: list[int], refs: list[RoundRef], runs: list[RunConfig],
+            overrides: Overrides, w: int, n: int) -> None:  # pragma: no cover - a child
+    """A forked worker: judge rounds w, w+n, ... and send each result down *out*."""
+    code = 0
+    try:
+        import pickle
+
+        for fd in close:
+            os.close(fd)
+        try:
+            import fcntl
+
+            fcntl.fcntl(out, 1031, 1 << 20)  # F_SETPIPE_SZ: let the worker run ahead
+        except (ImportError, OSError):
+            pass
+        for i in range(w, len(refs), n):
+            rr = evaluate_round(refs[i], runs[i], overrides)
+            blob = pickle.dumps({k: getattr(rr, k) for k in _SENT},
+                                protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(len(blob).to_bytes(4, "little") + blob)
+            while view:
+                view = view[os.write(out, view):]
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _receive(fd: int, pickle: object) -> dict[str, object] | None:
+    """One result from a worker's pipe, or None when the worker ended early."""
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    blob = _read_exact(fd, int.from_bytes(head, "little"))
+    if blob is None:
+        return None
+    return pickle.loads(blob)  # type: ignore[attr-defined, no-any-return]
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _reap(slot: tuple[int, int]) -> None:
+    pid, fd = slot
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def check_round_dir(round_dir: str, overrides: Overrides | None = None) -> RoundResult | None:

@@ -12,16 +12,19 @@ safe loader is used (PyYAML's C loader when present).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-import yaml
-from yaml.nodes import MappingNode, ScalarNode
+from qrspi_guard import fastparse
 
 MAX_BYTES = 1024 * 1024
 BOM = b"\xef\xbb\xbf"
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: The fast path for the frontmatter subset reviewers write (:mod:`fastparse`); off
+#: with ``QRSPI_GUARD_NO_FASTPATH=1``. Its results equal the C loader path exactly.
+FASTPATH = os.environ.get("QRSPI_GUARD_NO_FASTPATH", "") in ("", "0")
 
 _Y = "tag:yaml.org,2002:"
 #: Tags a document may carry: YAML's core schema, plus what plain scalars resolve to
@@ -31,30 +34,50 @@ ALLOWED_TAGS = frozenset(_Y + t for t in
                           "merge"))
 
 
-class _GuardLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """Safe loader that records duplicate keys and refuses tags outside the schema."""
+@cache
+def _loader_class() -> Any:
+    """The guard's loader, built on first use so that files on the fast path never
+    import yaml (start-up time)."""
+    import yaml
+    from yaml.nodes import MappingNode, ScalarNode
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.duplicates: list[tuple[str, int]] = []
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        if node.tag not in ALLOWED_TAGS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"tag {node.tag!r} is not allowed (core schema only)",
-                node.start_mark)
-        return super().construct_object(node, deep)
+    class _GuardLoader(base):  # type: ignore[misc, valid-type]
+        """Safe loader that records duplicate keys and refuses tags outside the schema."""
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, MappingNode):
-            seen: set[tuple[str, str]] = set()
-            for key_node, _ in node.value:
-                if isinstance(key_node, ScalarNode):
-                    k = (key_node.tag, key_node.value)
-                    if k in seen:
-                        self.duplicates.append((key_node.value, key_node.start_mark.line))
-                    seen.add(k)
-        return super().construct_mapping(node, deep)
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.duplicates: list[tuple[str, int]] = []
+
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            if node.tag not in ALLOWED_TAGS:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"tag {node.tag!r} is not allowed (core schema only)",
+                    node.start_mark)
+            return super().construct_object(node, deep)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, MappingNode):
+                seen: set[tuple[str, str]] = set()
+                for key_node, _ in node.value:
+                    if isinstance(key_node, ScalarNode):
+                        k = (key_node.tag, key_node.value)
+                        if k in seen:
+                            self.duplicates.append((key_node.value, key_node.start_mark.line))
+                        seen.add(k)
+            return super().construct_mapping(node, deep)
+
+    return _GuardLoader
+
+
+def __getattr__(name: str) -> Any:
+    """``_GuardLoader`` and ``_BaseLoader`` stay importable (built lazily)."""
+    if name == "_GuardLoader":
+        return _loader_class()
+    if name == "_BaseLoader":
+        return _loader_class().__mro__[1]
+    raise AttributeError(name)
 
 
 @dataclass
@@ -136,8 +159,26 @@ def split(text: str) -> tuple[str, str, int] | None:
 
 
 def load_yaml(fm: str, line_offset: int = 1) -> Document | ParseFailure:
-    """Parse frontmatter text with the safe loader; *line_offset* lines precede it."""
-    loader = _GuardLoader(fm)
+    """Parse frontmatter text with the safe loader; *line_offset* lines precede it.
+
+    The fast path reads the subset reviewers write; anything else goes to the C loader.
+    """
+    if FASTPATH:
+        got = fastparse.parse(fm)
+        if got is not None:
+            data, key_lines, raw, duplicates = got
+            off = 1 + line_offset
+            return Document(data, "", 0, {k: n + off for k, n in key_lines.items()}, raw,
+                            [(k, n + off) for k, n in duplicates])
+    return load_yaml_c(fm, line_offset)
+
+
+def load_yaml_c(fm: str, line_offset: int = 1) -> Document | ParseFailure:
+    """:func:`load_yaml` through PyYAML's C loader only (the reference reading)."""
+    import yaml
+    from yaml.nodes import MappingNode, ScalarNode
+
+    loader = _loader_class()(fm)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -198,7 +239,9 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+def _yaml_message(exc: Any) -> str:
+    import yaml
+
     if isinstance(exc, yaml.MarkedYAMLError):
         parts = [p for p in (exc.context, exc.problem) if p]
         return "YAML error: " + "; ".join(parts) if parts else "YAML error"

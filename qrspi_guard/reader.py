@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from qrspi_guard.frontmatter import MAX_BYTES
 
@@ -16,8 +17,9 @@ _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 
     | getattr(os, "O_CLOEXEC", 0)
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
+    """One directory entry (a tuple: listing a round of 100 files stays cheap)."""
+
     name: str
     is_symlink: bool
     is_file: bool
@@ -60,6 +62,13 @@ def read_bytes(path: str, dir_fd: int | None = None) -> bytes | ReadFailure:
             return ReadFailure("cannot be read: not a regular file")
         chunks = []
         remaining = MAX_BYTES + 1
+        if st.st_size < MAX_BYTES:
+            # One read of size + 1 bytes: getting exactly the size is the whole file.
+            first = os.read(fd, st.st_size + 1)
+            if len(first) == st.st_size:
+                return first
+            chunks.append(first)
+            remaining -= len(first)
         while remaining > 0:
             chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:
