@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 SCRIPT = str(Path(sys.executable).parent / "qrspi-guard")
@@ -47,7 +48,7 @@ def read_status(path: Path) -> dict | None:
         return None
 
 
-def wait(cond, deadline: float = 10.0, nap: float = 0.0002) -> float:
+def wait(cond: Callable[[], bool], deadline: float = 10.0, nap: float = 0.0002) -> float:
     """Spin (with a short nap) until cond() is true; returns the time it became true."""
     end = time.perf_counter() + deadline
     while True:
