@@ -28,11 +28,14 @@ import corpus  # noqa: E402
 PYTHON = sys.executable
 GUARD = str(Path(sys.executable).parent / "qrspi-guard")
 FLOOR = [PYTHON, str(HERE / "floor.py")]
-#: Commands run as installed software runs: with its bytecode cached. (Without this a
-#: PYTHONDONTWRITEBYTECODE=1 environment recompiles the package from source on every
-#: start, which no installed package does.)
+#: Commands run as installed software runs: with its bytecode cached (in a prefix
+#: beside the corpora). Without this a PYTHONDONTWRITEBYTECODE=1 environment would
+#: recompile the package from source on every start, which no installed package does.
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
+ENV["PYTHONPYCACHEPREFIX"] = str(HERE / "_corpora" / "_pycache")
+#: Arguments that make the latency benchmarks smoke-sized under --quick.
+QUICK_ARGS = {"hook_latency.py": ["--runs", "3"],
+              "watch_latency.py": ["--trials", "10", "--idle", "1", "--burst", "50"]}
 
 def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS in MB, exit code) of one process (and its children)."""
@@ -122,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             path = HERE / script
             if path.exists():
                 print(f"--- {script}", flush=True)
-                quick_ok = "--quick" in path.read_text(encoding="utf-8")
-                extra = ["--quick"] if args.quick and quick_ok else []
+                extra = QUICK_ARGS.get(script, []) if args.quick else []
                 code = subprocess.run([PYTHON, str(path), *extra]).returncode
                 if code:
                     print(f"{script} exited {code}", flush=True)
