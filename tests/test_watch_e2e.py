@@ -208,7 +208,7 @@ def test_slow_writer_pausing_between_pieces_never_yields_a_halt(tmp_path: Path,
 def test_atomic_rename_into_place_is_judged_as_the_new_file(tmp_path: Path,
                                                            watchers: Any) -> None:
     rd = make_run(tmp_path)
-    watchers(tmp_path, "--settle", "30")
+    watchers(tmp_path / "run", "--settle", "30")
     wait_for(status_is(rd, "pending"), "pending at start")
     tmp = rd / ".quality-claude.finding-F01.md.tmp"
     tmp.write_text(finding(ct="corectness"))

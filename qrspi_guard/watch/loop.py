@@ -125,7 +125,8 @@ class Watcher:
 
     def run(self) -> int:
         if not os.path.isdir(self.root):
-            self.err(f"qrspi-guard: error: path not found: {one_line(self.display_root)}")
+            why = "not a directory" if os.path.lexists(self.root) else "path not found"
+            self.err(f"qrspi-guard: error: {why}: {one_line(self.display_root)}")
             return 2
         if self.opt.events_file is not None:
             try:
