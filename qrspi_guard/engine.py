@@ -316,12 +316,15 @@ def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> Che
             first_use[i] = configs[key].diagnostics
         runs.append(configs[key])
     diags: list[Diagnostic] = list(the_plan.layout)
-    names: dict[str, str] = {}
+    shared: dict[tuple[str, ...], list[str]] = {}
     for i, rr in enumerate(_evaluate_rounds(refs, runs, overrides)):
         if i in first_use:
             diags.extend(first_use[i])
-        # the same file names recur in every round: keep one copy of each
-        rr.file_names = [names.setdefault(n, n) for n in rr.file_names]
+        # Rounds repeat the same names and tags: keep one copy of each list, so that
+        # memory stays flat however many rounds there are.
+        rr.file_names = shared.setdefault(tuple(rr.file_names), rr.file_names)
+        rr.expected_tags = shared.setdefault(tuple(rr.expected_tags), rr.expected_tags)
+        rr.reported_tags = shared.setdefault(tuple(rr.reported_tags), rr.reported_tags)
         result.rounds.append(rr)
         result.files += rr.files
         diags.extend(rr.diagnostics)

@@ -299,74 +299,90 @@ def _canonical(fm: str) -> Parsed | None:
     return data, key_lines, raw, duplicates
 
 
+#: The common key line: `key: token`, `key: 'text'` or `key: "text"` (no escapes, no
+#: inner quotes), with an optional trailing comment. Other key lines take the long way.
+_LINE = _Lazy(r"([A-Za-z_][A-Za-z0-9_-]{0,127}): +(?:"
+              r"([A-Za-z0-9_./][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*)"
+              r"|'([^'\n]*)'"
+              r"|\"([^\"\\\n]*)\""
+              r")(?:[ \t]*|[ \t]+#.*)")
+#: Characters whose absence lets the canonical two-pass reading be tried.
+_NOT_CANONICAL = ("#", "'", '"', "\n\n", "\n-", "\n ", "\t")
+
+
 def parse(fm: str) -> Parsed | None:
     """The frontmatter mapping of *fm* (the text between the fences), or None when the
     text is outside the subset and must go to the C loader."""
-    got = _canonical(fm)
-    if got is not None:
-        return got
+    if not any(c in fm for c in _NOT_CANONICAL):
+        got = _canonical(fm)
+        if got is not None:
+            return got
     if _BAD_CHAR.search(fm):
         return None
     data: dict[str, Any] = {}
     key_lines: dict[str, int] = {}
     raw: dict[str, str | None] = {}
     duplicates: list[tuple[str, int]] = []
-    lines = fm.split("\n")
-    n = len(lines)
-    i = 0
-    while i < n:
-        line = lines[i]
-        if not line or line[0] == "#":
-            i += 1
+    line_match = _LINE.fullmatch
+    #: a key written with no value: a block list follows, or it is null
+    pending: str | None = None
+    pending_line = 0
+    items: list[Any] = []
+    indent = -1
+    value: Any
+    text: str | None
+    for number, line in enumerate(fm.split("\n")):
+        if not line:
             continue
-        m = _KEY.match(line)
-        if m is None:
+        c = line[0]
+        if c == "#":
+            continue
+        if c == " " or c == "-":
             stripped = line.lstrip(" ")
             if not stripped or stripped[0] == "#":
-                i += 1
                 continue
-            return None
-        key = m.group(1)
-        kval = resolve(key)
-        if kval is not key:  # a key that reads as a bool, null or number
-            return None
-        number = i
-        j = m.end()
-        while j < len(line) and line[j] == " ":
-            j += 1
-        value: Any
-        text: str | None = None
-        if j >= len(line) or line[j] == "#":
-            # empty: a block list on the following lines, or null
-            items: list[Any] = []
-            indent = -1
-            k = i + 1
-            while k < n:
-                nxt = lines[k]
-                stripped = nxt.lstrip(" ")
-                if not stripped or stripped[0] == "#":
-                    k += 1
-                    continue
-                if stripped[0] != "-":
-                    if len(stripped) != len(nxt):  # indented, not an item: a continuation
-                        return None
-                    break
-                got = _item(nxt)
-                if got is None or (indent != -1 and got[0] != indent):
-                    return None
-                indent = got[0]
-                items.append(got[1])
-                k += 1
+            if stripped[0] != "-" or pending is None:
+                return None  # a continuation, or a list where none may start
+            got_item = _item(line)
+            if got_item is None or (indent != -1 and got_item[0] != indent):
+                return None
+            indent = got_item[0]
+            items.append(got_item[1])
+            continue
+        if pending is not None:
             if indent == -1:
                 value, text = None, ""
             else:
-                value = items
-            i = k
+                value, text = items, None
+            _store(data, key_lines, raw, duplicates, pending, pending_line, value, text)
+            pending = None
+        m = line_match(line)
+        if m is not None:
+            key, plain, single, double = m.groups()
+            if plain is not None:
+                value = resolve(plain)
+                if value is _DECLINE:
+                    return None
+                text = plain
+            else:
+                value, text = (single if double is None else double), None
         else:
+            m = _KEY.match(line)
+            if m is None:
+                return None
+            key = m.group(1)
+            j = m.end()
+            while j < len(line) and line[j] == " ":
+                j += 1
+            if j >= len(line) or line[j] == "#":
+                if key in _BOOL or key in _NULL:
+                    return None
+                pending, pending_line, items, indent = key, number, [], -1
+                continue
             if line[j] == "\t":
                 return None
             if line[j] == "[":
-                value = _flow(line, j)
+                value, text = _flow(line, j), None
                 if value is None:
                     return None
             else:
@@ -374,22 +390,24 @@ def parse(fm: str) -> Parsed | None:
                 if got is None:
                     return None
                 value, text = got
-            i += 1
-            # a following indented line would continue or break the value
-            k = i
-            while k < n:
-                nxt = lines[k]
-                stripped = nxt.lstrip(" ")
-                if not stripped or stripped[0] == "#":
-                    k += 1
-                    continue
-                if len(stripped) != len(nxt) or stripped[0] == "-":
-                    return None
-                break
-        if key in data:
-            duplicates.append((key, number))
-        data[key] = value
-        if key not in key_lines:
-            key_lines[key] = number
-        raw[key] = text
+        if key in _BOOL or key in _NULL:
+            return None  # a key that reads as a bool or null
+        _store(data, key_lines, raw, duplicates, key, number, value, text)
+    if pending is not None:
+        if indent == -1:
+            value, text = None, ""
+        else:
+            value, text = items, None
+        _store(data, key_lines, raw, duplicates, pending, pending_line, value, text)
     return data, key_lines, raw, duplicates
+
+
+def _store(data: dict[str, Any], key_lines: dict[str, int], raw: dict[str, str | None],
+           duplicates: list[tuple[str, int]], key: str, number: int, value: Any,
+           text: str | None) -> None:
+    if key in data:
+        duplicates.append((key, number))
+    else:
+        key_lines[key] = number
+    data[key] = value
+    raw[key] = text

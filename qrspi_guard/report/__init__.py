@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from qrspi_guard.engine import CheckResult
+if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.engine import CheckResult
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,15 @@ a Markdown table appended to ``$GITHUB_STEP_SUMMARY`` (see :func:`step_summary`)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.engine import CheckResult
 from qrspi_guard.report import ReportOptions
 from qrspi_guard.report.text import summary
 from qrspi_guard.textsafe import one_line
+
+if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.engine import CheckResult
 
 ANNOTATION_LIMIT = 10
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

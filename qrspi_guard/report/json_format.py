@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.engine import CheckResult
 from qrspi_guard.report import ReportOptions, summary_counts
+
+if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.engine import CheckResult
 
 
 def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:

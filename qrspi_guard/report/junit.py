@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.engine import CheckResult, RoundResult
 from qrspi_guard.report import ReportOptions
 from qrspi_guard.report.text import line
 from qrspi_guard.textsafe import one_line
+
+if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.engine import CheckResult, RoundResult
 
 
 def _fails(d: Diagnostic, strict: bool) -> bool:

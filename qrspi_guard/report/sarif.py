@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qrspi_guard import __version__
 from qrspi_guard.causes import CATALOGUE
-from qrspi_guard.engine import CheckResult
 from qrspi_guard.report import ReportOptions
 from qrspi_guard.textsafe import one_line
+
+if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.engine import CheckResult
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.engine import CheckResult
 from qrspi_guard.report import ReportOptions, summary_counts
 from qrspi_guard.textsafe import one_line
+
+if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.engine import CheckResult
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _RESET = "\x1b[0m"
