@@ -77,8 +77,6 @@ def _join(base: str, name: str) -> str:
     return name if base in ("", ".") else os.path.join(base, name)
 
 
-#: Kinds that the name rule never flags (it speaks about other kinds only).
-_NAME_OK = frozenset({Kind.FINDING, Kind.CLEAN, Kind.SIDECAR})
 _CLASSIFIED: dict[str, FileName] = {}
 
 
@@ -117,12 +115,13 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
     dir_fd = None
     try:
         for name in names_seen:
-            fname = _classify(name)
+            fname = _CLASSIFIED.get(name) or _classify(name)
             kind = fname.kind
             if kind is Kind.HIDDEN or (ignore_temp and is_watch_temp(name)):
                 continue
             count += 1
-            if kind not in _NAME_OK:
+            if kind is not Kind.FINDING and kind is not Kind.CLEAN and kind is not Kind.SIDECAR:
+                # the name rule speaks about the other kinds only
                 problem = name_rule(fname, Place(_join(ref.round_dir, name), place.step,
                                                  place.round, place.is_task))
                 if problem is not None:

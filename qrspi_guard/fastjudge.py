@@ -88,13 +88,16 @@ def fast_report(fname: FileName, data: bytes, place: Place) -> FileReport | None
     text = _text(data)
     if text is None:
         return None
+    if kind is Kind.FINDING and text.startswith("---\n"):
+        # `split`, for frontmatter that is not empty and closed by a `---` line
+        close = text.find("\n---\n", 3)
+        if close > 3:
+            m = _CANON_FINDING.fullmatch(text, 4, close + 1)
+            if m is not None:
+                return _canonical_finding(m, fname, place, text[close + 5:])
     parts = split(text)
     if parts is None:
         return None
-    if kind is Kind.FINDING:
-        m = _CANON_FINDING.fullmatch(parts[0])
-        if m is not None:
-            return _canonical_finding(m, fname, place, parts[1])
     got = fastparse.parse(parts[0])
     if got is None:
         return None
@@ -163,7 +166,7 @@ def _canonical_finding(m: re.Match[str], fname: FileName, place: Place,
         for entry in refs.split(", "):
             if fastparse.resolve(entry) is not entry:
                 return None
-    if (not body.strip() or "feedback/" in body or "finding_id:" in body
+    if (not body or body.isspace() or "feedback/" in body or "finding_id:" in body
             or _BOUNDARY in body):
         return None
     return FileReport(FileFacts(fname.name, Kind.FINDING, fname.tag, fname.fnum,

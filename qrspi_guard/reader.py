@@ -58,7 +58,7 @@ def read_bytes(path: str, dir_fd: int | None = None) -> bytes | ReadFailure:
         return ReadFailure(f"cannot be read: {exc.strerror or exc}")
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if st.st_mode & 0o170000 != stat.S_IFREG:
             return ReadFailure("cannot be read: not a regular file")
         chunks = []
         remaining = MAX_BYTES + 1
