@@ -41,6 +41,8 @@ class _Lazy:
 #: printable ranges, less U+2028, U+2029, U+FEFF; U+0085 is a break and is excluded).
 _BAD_CHAR = _Lazy("[^\t\n -~\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
                        "\U00010000-\U0010ffff]")
+#: The same for ASCII text (much cheaper to compile than the Unicode ranges above).
+_ASCII_BAD = _Lazy("[\x00-\x08\x0b-\x1f\x7f]")
 _KEY = _Lazy(r"([A-Za-z_][A-Za-z0-9_-]{0,127}):(?: |$)")
 _DECIMAL = _Lazy(r"0|[1-9][0-9]{0,17}")
 #: PyYAML's implicit resolvers (yaml/resolver.py) for the first characters where a
@@ -235,8 +237,25 @@ def _flow(line: str, i: int) -> list[Any] | None:
     return items
 
 
+#: The common block list line: `- token`, `- 'text'`, `- "text"`, optional comment.
+_ITEM = _Lazy(r"( *)- +(?:"
+              r"([A-Za-z0-9_./][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*)"
+              r"|'([^'\n]*)'"
+              r"|\"([^\"\\\n]*)\""
+              r")(?:[ \t]*|[ \t]+#.*)")
+
+
 def _item(line: str) -> tuple[int, Any] | None:
     """A block list line `<indent>- scalar`: (indent, value), or None."""
+    m = _ITEM.fullmatch(line)
+    if m is not None:
+        spaces, plain, single, double = m.groups()
+        if plain is None:
+            return len(spaces), (single if double is None else double)
+        value = resolve(plain)
+        if value is _DECLINE:
+            return None
+        return len(spaces), value
     indent = len(line) - len(line.lstrip(" "))
     if not line.startswith("- ", indent):
         return None
@@ -317,7 +336,7 @@ def parse(fm: str) -> Parsed | None:
         got = _canonical(fm)
         if got is not None:
             return got
-    if _BAD_CHAR.search(fm):
+    if (_ASCII_BAD.search(fm) if fm.isascii() else _BAD_CHAR.search(fm)) is not None:
         return None
     data: dict[str, Any] = {}
     key_lines: dict[str, int] = {}
@@ -392,7 +411,12 @@ def parse(fm: str) -> Parsed | None:
                 value, text = got
         if key in _BOOL or key in _NULL:
             return None  # a key that reads as a bool or null
-        _store(data, key_lines, raw, duplicates, key, number, value, text)
+        if key in data:
+            duplicates.append((key, number))
+        else:
+            key_lines[key] = number
+        data[key] = value
+        raw[key] = text
     if pending is not None:
         if indent == -1:
             value, text = None, ""
