@@ -26,7 +26,7 @@ from qrspi_guard.layout import (
     verifier_disabled_name,
 )
 from qrspi_guard.matrix import expectation_for_step, expectation_from_tags
-from qrspi_guard.reader import ReadFailure, list_round, read_bytes
+from qrspi_guard.reader import ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
 from qrspi_guard.rules.rounds import RoundFacts, completion_rules, reported_tags, tag_rules
 
@@ -142,7 +142,10 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
             else:
                 if dir_fd is None:
                     dir_fd = os.open(ref.round_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-                data = read_bytes(name, dir_fd=dir_fd)
+                if entry is not None and entry.is_file:
+                    data = read_listed_file(name, dir_fd)
+                else:
+                    data = read_bytes(name, dir_fd=dir_fd)
             if isinstance(data, ReadFailure):
                 entry_diags.append(diag("unreadable_file", f"{name} {data.message}", file=name,
                                         path=_join(ref.round_dir, name), step=ref.step,
@@ -265,6 +268,7 @@ class _Plan:
 def plan(paths: Iterable[str], overrides: Overrides) -> _Plan:
     """Resolve PATH arguments to whole rounds (files are grouped by their round)."""
     p = _Plan()
+    real_dirs: dict[str, str] = {}
     for path in paths:
         if not os.path.lexists(path):
             raise PathNotFound(path)
@@ -285,8 +289,22 @@ def plan(paths: Iterable[str], overrides: Overrides) -> _Plan:
                 if overrides.step and item.step != overrides.step:
                     item = RoundRef(item.round_dir, item.step_dir, overrides.step, item.round,
                                     item.is_task, item.artifact_dir)
-                p.rounds.setdefault(item.key, item)
+                p.rounds.setdefault(_round_key(item.round_dir, real_dirs), item)
     return p
+
+
+def _round_key(round_dir: str, real_dirs: dict[str, str]) -> str:
+    """``RoundRef.key`` (the round directory's real path), resolving each step directory
+    once: a round directory that is not a symbolic link is its parent's real path plus
+    its name (its name is `round-NN`, never `.` or `..`)."""
+    norm = os.path.normpath(round_dir)
+    if os.path.islink(norm):
+        return os.path.realpath(norm)
+    parent, name = os.path.split(norm)
+    real = real_dirs.get(parent)
+    if real is None:
+        real = real_dirs[parent] = os.path.realpath(parent or ".")
+    return os.path.join(real, name)
 
 
 def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> CheckResult:

@@ -82,6 +82,37 @@ def read_bytes(path: str, dir_fd: int | None = None) -> bytes | ReadFailure:
         os.close(fd)
 
 
+_CHUNK = 1 << 16
+
+
+def read_listed_file(name: str, dir_fd: int) -> bytes | ReadFailure:
+    """:func:`read_bytes` for an entry that the directory listing reports as a regular
+    file: the same bytes, without the ``fstat`` (a third of the system time per file).
+    If the entry changed since it was listed, ``O_NOFOLLOW`` and ``O_NONBLOCK`` still
+    hold and at most MAX_BYTES + 1 bytes are read."""
+    try:
+        fd = os.open(name, _FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+    try:
+        first = os.read(fd, _CHUNK)
+        if len(first) < _CHUNK:  # a regular file's short read is its end
+            return first
+        chunks = [first]
+        remaining = MAX_BYTES + 1 - len(first)
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
 def open_dir(path: str) -> int | None:
     try:
         return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
