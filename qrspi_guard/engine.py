@@ -383,8 +383,6 @@ def _evaluate_rounds(refs: list[RoundRef], runs: list[RunConfig],
         for ref, run in zip(refs, runs, strict=True):
             yield evaluate_round(ref, run, overrides)
         return
-    import pickle
-
     workers: list[tuple[int, int] | None] = []
     try:
         for w in range(1, n):
@@ -400,23 +398,20 @@ def _evaluate_rounds(refs: list[RoundRef], runs: list[RunConfig],
             got = None
             slot = workers[w - 1] if w else None
             if slot is not None:
-                got = _receive(slot[1], pickle)
+                got = _receive(slot[1])
                 if got is None:  # the worker failed: judge its rounds here
                     _reap(slot)
                     workers[w - 1] = None
             if got is None:
                 yield evaluate_round(ref, run, overrides)
             else:
-                rr = RoundResult(ref, run=run, **got)
+                rr = RoundResult.__new__(RoundResult)
+                rr.__dict__.update(got, ref=ref, run=run)
                 yield rr
     finally:
         for slot in workers:
             if slot is not None:
                 _reap(slot)
-
-
-_SENT = ("status", "diagnostics", "expected_tags", "reported_tags", "awaiting", "files",
-         "file_names", "complete")
 
 
 def _worker(out: int, close: list[int], refs: list[RoundRef], runs: list[RunConfig],
@@ -431,13 +426,15 @@ def _worker(out: int, close: list[int], refs: list[RoundRef], runs: list[RunConf
         try:
             import fcntl
 
-            fcntl.fcntl(out, 1031, 1 << 20)  # F_SETPIPE_SZ: let the worker run ahead
+            # a larger pipe lets the worker run ahead of the parent (Linux)
+            fcntl.fcntl(out, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
         except (ImportError, OSError):
             pass
         for i in range(w, len(refs), n):
             rr = evaluate_round(refs[i], runs[i], overrides)
-            blob = pickle.dumps({k: getattr(rr, k) for k in _SENT},
-                                protocol=pickle.HIGHEST_PROTOCOL)
+            # every field but the round and run the parent already holds
+            state = {k: v for k, v in vars(rr).items() if k not in ("ref", "run")}
+            blob = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
             view = memoryview(len(blob).to_bytes(4, "little") + blob)
             while view:
                 view = view[os.write(out, view):]
@@ -447,15 +444,17 @@ def _worker(out: int, close: list[int], refs: list[RoundRef], runs: list[RunConf
         os._exit(code)
 
 
-def _receive(fd: int, pickle: object) -> dict[str, object] | None:
+def _receive(fd: int) -> dict[str, object] | None:
     """One result from a worker's pipe, or None when the worker ended early."""
+    import pickle
+
     head = _read_exact(fd, 4)
     if head is None:
         return None
     blob = _read_exact(fd, int.from_bytes(head, "little"))
     if blob is None:
         return None
-    return pickle.loads(blob)  # type: ignore[attr-defined, no-any-return]
+    return pickle.loads(blob)  # type: ignore[no-any-return]
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:

@@ -213,3 +213,38 @@ def test_cause_fixtures_give_identical_json_and_still_trigger_their_cause() -> N
             causes = {d["cause"] for d in json.loads(outs[0][1])["diagnostics"]}
             if name != "split_would_mix_attempts":  # a cause of `split`, not `check`
                 assert name in causes, name
+
+
+# -- the worker processes -----------------------------------------------------------
+
+
+def _json(result: Any) -> str:
+    from qrspi_guard.report import ReportOptions, renderer
+
+    return renderer("json")(result, ReportOptions())
+
+
+def test_any_number_of_workers_gives_the_same_result_in_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qrspi_guard import engine
+
+    write_mutated_tree(tmp_path, 5)
+    monkeypatch.setenv("QRSPI_GUARD_JOBS", "1")
+    serial = _json(engine.check_paths([str(tmp_path)]))
+    for n in ("2", "4"):
+        monkeypatch.setenv("QRSPI_GUARD_JOBS", n)
+        assert _json(engine.check_paths([str(tmp_path)])) == serial
+
+
+def test_a_worker_that_dies_leaves_its_rounds_to_the_parent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from qrspi_guard import engine
+
+    write_mutated_tree(tmp_path, 6)
+    monkeypatch.setenv("QRSPI_GUARD_JOBS", "1")
+    serial = _json(engine.check_paths([str(tmp_path)]))
+    monkeypatch.setenv("QRSPI_GUARD_JOBS", "2")
+    monkeypatch.setattr(engine, "_worker", lambda *args: os._exit(1))
+    assert _json(engine.check_paths([str(tmp_path)])) == serial
