@@ -320,11 +320,16 @@ def _canonical(fm: str) -> Parsed | None:
 
 #: The common key line: `key: token`, `key: 'text'` or `key: "text"` (no escapes, no
 #: inner quotes), with an optional trailing comment. Other key lines take the long way.
+_PLAIN_TOKEN = r"[A-Za-z0-9_./][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*"
+#: A flow list item without a comma or an escape in it: plain token or simple quoted.
+_FLOW_ITEM_SRC = rf"(?:{_PLAIN_TOKEN}|'[^',\n]*'|\"[^\",\\\n]*\")"
 _LINE = _Lazy(r"([A-Za-z_][A-Za-z0-9_-]{0,127}): +(?:"
-              r"([A-Za-z0-9_./][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*)"
+              rf"({_PLAIN_TOKEN})"
               r"|'([^'\n]*)'"
               r"|\"([^\"\\\n]*)\""
+              rf"|\[ *((?:{_FLOW_ITEM_SRC}(?: *, *{_FLOW_ITEM_SRC})*)?) *\]"
               r")(?:[ \t]*|[ \t]+#.*)")
+_FLOW_ITEM = _Lazy(rf"({_PLAIN_TOKEN})|'([^',\n]*)'|\"([^\",\\\n]*)\"")
 #: Characters whose absence lets the canonical two-pass reading be tried.
 _NOT_CANONICAL = ("#", "'", '"', "\n\n", "\n-", "\n ", "\t")
 
@@ -377,12 +382,22 @@ def parse(fm: str) -> Parsed | None:
             pending = None
         m = line_match(line)
         if m is not None:
-            key, plain, single, double = m.groups()
+            key, plain, single, double, flow = m.groups()
             if plain is not None:
                 value = resolve(plain)
                 if value is _DECLINE:
                     return None
                 text = plain
+            elif flow is not None:
+                value, text = [], None
+                for p, q, qq in _FLOW_ITEM.findall(flow):
+                    if p:
+                        item = resolve(p)
+                        if item is _DECLINE:
+                            return None
+                        value.append(item)
+                    else:
+                        value.append(q or qq)
             else:
                 value, text = (single if double is None else double), None
         else:

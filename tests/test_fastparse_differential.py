@@ -159,6 +159,8 @@ def frontmatter_text(draw: Any) -> str:
 @example("a: &x 1\nb: *x\nc: !!str 3\nd: [a, [b]]\ne: [a, b\n")
 @example("a: 1\na: 2\nb: [x]\nb:\n  - y\n")
 @example("a: x\u2028y\nb: caf\u00e9\n")
+@example("a: [x,y]\nb: [ 'x' , \"y\" ]\nc: ['a,b']\nd: [\"a\\\"b\"]\ne: [x:y, 'q''r']\n")
+@example("a: [1, yes, ~, '', \"\"]\nb: [ ]\nc: [x, ]\nd: [x] # c\ne: [x]#c\n")
 def test_fast_path_reads_what_the_c_loader_reads(text: str) -> None:
     assert_same_or_declined(text)
 
