@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from qrspi_guard import frontmatter as fm
 from qrspi_guard.config import Overrides, RunConfig, read_config
@@ -26,7 +26,7 @@ from qrspi_guard.layout import (
     verifier_disabled_name,
 )
 from qrspi_guard.matrix import expectation_for_step, expectation_from_tags
-from qrspi_guard.reader import ReadFailure, list_round, read_bytes, read_listed_file
+from qrspi_guard.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
 from qrspi_guard.rules.rounds import RoundFacts, completion_rules, reported_tags, tag_rules
 
@@ -90,6 +90,68 @@ def _classify(name: str) -> FileName:
     return got
 
 
+class EntryReader(Protocol):
+    def read(self, name: str) -> bytes | ReadFailure: ...
+
+
+_OUTPUT_KINDS = (Kind.FINDING, Kind.CLEAN, Kind.SIDECAR)
+
+
+def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool,
+                reader: EntryReader) -> tuple[FileReport | None, Diagnostic | None]:
+    """One round-directory entry: its name rule, a link or a read failure, else the
+    per-file rules. Returns (report, entry diagnostic); no report for entries that are
+    not reviewer output. ``check`` and ``watch`` both judge entries through here."""
+    name = fname.name
+    path = _join(ref.round_dir, name)
+    kind = fname.kind
+    if kind not in _OUTPUT_KINDS:
+        # the name rule speaks about the other kinds only
+        problem = name_rule(fname, Place(path, ref.step, ref.round, ref.is_task))
+        return None, problem  # orchestrator files: neither
+    if is_symlink:
+        return (FileReport(FileFacts(name, kind, fname.tag, fname.fnum)),
+                diag("symlink_in_round_dir", "symbolic link in a round directory; not "
+                     "followed", file=name, path=path, step=ref.step, round=ref.round))
+    data = reader.read(name)
+    if isinstance(data, ReadFailure):
+        return (FileReport(FileFacts(name, kind, fname.tag, fname.fnum)),
+                diag("unreadable_file", f"{name} {data.message}", file=name, path=path,
+                     step=ref.step, round=ref.round))
+    place = Place(ref.round_dir, ref.step, ref.round, ref.is_task)
+    report = fast_report(fname, data, place) if fm.FASTPATH else None
+    if report is None:
+        report = judge_file(fname, data, Place(path, ref.step, ref.round, ref.is_task))
+    return report, None
+
+
+class _RoundReader:
+    """Reads a listed round's entries relative to its directory descriptor, opened on
+    first use; *contents* stands in for bytes not on disk yet (the hook)."""
+
+    def __init__(self, round_dir: str, entries: dict[str, Entry],
+                 contents: dict[str, bytes]) -> None:
+        self.round_dir = round_dir
+        self.entries = entries
+        self.contents = contents
+        self.dir_fd: int | None = None
+
+    def read(self, name: str) -> bytes | ReadFailure:
+        if name in self.contents:
+            return self.contents[name]
+        if self.dir_fd is None:
+            self.dir_fd = os.open(self.round_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        entry = self.entries.get(name)
+        if entry is not None and entry.is_file:
+            return read_listed_file(name, self.dir_fd)
+        return read_bytes(name, dir_fd=self.dir_fd)
+
+    def close(self) -> None:
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
+
+
 def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
                       ignore_temp: bool = False) -> tuple[list[FileReport], list[Diagnostic],
                                                           int]:
@@ -99,7 +161,6 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
     it lands). *ignore_temp* skips editor and temp names (``watch`` mode). Returns the
     file reports, the name/entry diagnostics and the file count.
     """
-    place = Place(ref.round_dir, ref.step, ref.round, ref.is_task)
     listing = list_round(ref.round_dir)
     reports: list[FileReport] = []
     entry_diags: list[Diagnostic] = []
@@ -110,60 +171,27 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
     extra = dict(contents or {})
     entries = {e.name: e for e in listing}
     names_seen = sorted(set(entries) | set(extra)) if extra else list(entries)
-    fast = fm.FASTPATH
+    reader = _RoundReader(ref.round_dir, entries, extra)
     count = 0
-    dir_fd = None
     try:
         for name in names_seen:
             fname = _CLASSIFIED.get(name) or _classify(name)
-            kind = fname.kind
-            if kind is Kind.HIDDEN or (ignore_temp and is_watch_temp(name)):
+            if fname.kind is Kind.HIDDEN or (ignore_temp and is_watch_temp(name)):
                 continue
             count += 1
-            if kind is not Kind.FINDING and kind is not Kind.CLEAN and kind is not Kind.SIDECAR:
-                # the name rule speaks about the other kinds only
-                problem = name_rule(fname, Place(_join(ref.round_dir, name), place.step,
-                                                 place.round, place.is_task))
-                if problem is not None:
-                    entry_diags.append(problem)
-                    continue
-                if kind is Kind.ORCHESTRATOR:
-                    continue
             entry = entries.get(name)
-            if name in extra:
-                data: bytes | ReadFailure = extra[name]
-            elif entry is not None and entry.is_symlink:
-                entry_diags.append(diag("symlink_in_round_dir", "symbolic link in a round "
-                                        "directory; not followed", file=name,
-                                        path=_join(ref.round_dir, name), step=ref.step,
-                                        round=ref.round))
-                reports.append(FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum)))
-                continue
-            else:
-                if dir_fd is None:
-                    dir_fd = os.open(ref.round_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-                if entry is not None and entry.is_file:
-                    data = read_listed_file(name, dir_fd)
-                else:
-                    data = read_bytes(name, dir_fd=dir_fd)
-            if isinstance(data, ReadFailure):
-                entry_diags.append(diag("unreadable_file", f"{name} {data.message}", file=name,
-                                        path=_join(ref.round_dir, name), step=ref.step,
-                                        round=ref.round))
-                reports.append(FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum)))
-                continue
-            report = fast_report(fname, data, place) if fast else None
-            if report is None:
-                report = judge_file(fname, data, Place(_join(ref.round_dir, name), place.step,
-                                                       place.round, place.is_task))
-            reports.append(report)
+            is_link = name not in extra and entry is not None and entry.is_symlink
+            report, problem = judge_entry(ref, fname, is_link, reader)
+            if report is not None:
+                reports.append(report)
+            if problem is not None:
+                entry_diags.append(problem)
     except OSError as exc:
         entry_diags.append(diag("unreadable_file", f"round directory cannot be read: "
                                 f"{exc.strerror or exc}", path=ref.round_dir, step=ref.step,
                                 round=ref.round))
     finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
+        reader.close()
     return reports, entry_diags, count
 
 

@@ -1,9 +1,9 @@
 """One round's per-file reports, each made once per version of a settled file.
 
-Mirrors :func:`qrspi_guard.engine.judge_round_files` entry by entry (name rules,
-symbolic links, unreadable files, editor and temp names ignored), but keeps each
-entry's verdict keyed by its ``lstat`` signature, so a file is parsed once per
-version however many events it causes, and files not settled yet are left out.
+Each entry is judged by :func:`qrspi_guard.engine.judge_entry`, as ``check`` judges it;
+what this adds is the cache: each entry's verdict is kept by its ``lstat`` signature,
+so a file is parsed once per version however many events it causes, and files not
+settled yet are left out.
 The round rules then run over the kept reports (:func:`engine.round_result`).
 """
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from qrspi_guard.config import Overrides, RunConfig
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef
-from qrspi_guard.engine import RoundResult, round_result
-from qrspi_guard.layout import Kind, classify, is_watch_temp
+from qrspi_guard.engine import RoundResult, judge_entry, round_result
+from qrspi_guard.layout import classify, is_watch_temp
 from qrspi_guard.reader import ReadFailure, read_bytes
-from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
+from qrspi_guard.rules.files import FileReport
 
 Sig = tuple[int, int, int, int]  #: (inode, size, mtime_ns, ctime_ns)
 
@@ -74,26 +74,15 @@ class RoundJudge:
         return self.verdicts.pop(name, None) is not None
 
     def _verdict(self, name: str, path: str, st: os.stat_result, sig: Sig) -> Verdict:
-        ref = self.ref
-        fname = classify(name)
-        place = Place(path, ref.step, ref.round, ref.is_task)
-        problem = name_rule(fname, place)
-        if problem is not None:
-            return Verdict(sig, None, [problem])
-        if fname.kind is Kind.ORCHESTRATOR:
-            return Verdict(sig)
-        empty = FileReport(FileFacts(name, fname.kind, fname.tag, fname.fnum))
-        if stat.S_ISLNK(st.st_mode):
-            return Verdict(sig, empty, [diag("symlink_in_round_dir", "symbolic link in a round "
-                                             "directory; not followed", file=name, path=path,
-                                             step=ref.step, round=ref.round)])
-        data = read_bytes(path)
-        if isinstance(data, ReadFailure):
-            return Verdict(sig, empty, [diag("unreadable_file", f"{name} {data.message}",
-                                             file=name, path=path, step=ref.step,
-                                             round=ref.round)])
-        self.parses += 1
-        return Verdict(sig, judge_file(fname, data, place))
+        report, problem = judge_entry(self.ref, classify(name), stat.S_ISLNK(st.st_mode), self)
+        return Verdict(sig, report, [problem] if problem is not None else [])
+
+    def read(self, name: str) -> bytes | ReadFailure:
+        """Entry bytes for :func:`engine.judge_entry` (counted: one parse per version)."""
+        data = read_bytes(self._path(name))
+        if not isinstance(data, ReadFailure):
+            self.parses += 1
+        return data
 
     def listing(self) -> list[str] | None:
         """The round directory's entry names (sorted, ignored names left out), or None
