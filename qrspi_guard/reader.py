@@ -60,22 +60,13 @@ def read_bytes(path: str, dir_fd: int | None = None) -> bytes | ReadFailure:
         st = os.fstat(fd)
         if st.st_mode & 0o170000 != stat.S_IFREG:
             return ReadFailure("cannot be read: not a regular file")
-        chunks = []
-        remaining = MAX_BYTES + 1
+        first = b""
         if st.st_size < MAX_BYTES:
             # One read of size + 1 bytes: getting exactly the size is the whole file.
             first = os.read(fd, st.st_size + 1)
             if len(first) == st.st_size:
                 return first
-            chunks.append(first)
-            remaining -= len(first)
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        return _read_rest(fd, first)
     except OSError as exc:
         return ReadFailure(f"cannot be read: {exc.strerror or exc}")
     finally:
@@ -83,6 +74,19 @@ def read_bytes(path: str, dir_fd: int | None = None) -> bytes | ReadFailure:
 
 
 _CHUNK = 1 << 16
+
+
+def _read_rest(fd: int, first: bytes) -> bytes:
+    """*first* and what follows it, up to MAX_BYTES + 1 bytes in all."""
+    chunks = [first]
+    remaining = MAX_BYTES + 1 - len(first)
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 def read_listed_file(name: str, dir_fd: int) -> bytes | ReadFailure:
@@ -98,23 +102,8 @@ def read_listed_file(name: str, dir_fd: int) -> bytes | ReadFailure:
         first = os.read(fd, _CHUNK)
         if len(first) < _CHUNK:  # a regular file's short read is its end
             return first
-        chunks = [first]
-        remaining = MAX_BYTES + 1 - len(first)
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        return _read_rest(fd, first)
     except OSError as exc:
         return ReadFailure(f"cannot be read: {exc.strerror or exc}")
     finally:
         os.close(fd)
-
-
-def open_dir(path: str) -> int | None:
-    try:
-        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return None
