@@ -313,3 +313,11 @@ def test_relative_paths_from_inside_the_tree_find_the_run_config(run: Run) -> No
     proc = run_cli("check", "--write-status", ".", cwd=round_dir)
     assert proc.returncode == 1
     assert (round_dir.parent / "round-01-guard.json").exists()
+
+
+def test_usage_errors_are_one_line_on_stderr() -> None:
+    for args in (["check", "--no-such-option"], ["check", "--format", "xml"], ["nosuch"]):
+        proc = run_cli(*args)
+        assert proc.returncode == 2
+        err = proc.stderr.decode()
+        assert err.startswith("qrspi-guard: error: ") and err.count("\n") == 1, err

@@ -226,8 +226,9 @@ def test_bad_arguments_exit_2_on_stderr(tmp_path: Path, args: tuple[str, ...]) -
     proc = run(*args, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert "Usage:" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    # one clear line naming the problem and where help is
+    assert proc.stderr.startswith("qrspi-guard: error: ") and proc.stderr.count("\n") == 1
+    assert "qrspi-guard verdict --help" in proc.stderr
 
 
 def test_help_has_an_example(tmp_path: Path) -> None:

@@ -52,16 +52,30 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: click's usage errors exit 2; a crash is one line, exit 2."""
+    """Console-script entry point.
+
+    A usage error (unknown option, missing argument) is one line on stderr and exit 2;
+    Ctrl-C is exit 130; a crash is one line, `internal error`, and exit 2. Never a
+    traceback. (`hook` handles its own usage errors: they must not block an agent.)
+    """
+    from qrspi_guard.textsafe import one_line
+
     try:
-        cli.main(args=argv, prog_name="qrspi-guard", standalone_mode=True)
+        rv = cli.main(args=argv, prog_name="qrspi-guard", standalone_mode=False)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "qrspi-guard"
+        click.echo(f"qrspi-guard: error: {one_line(exc.format_message())} "
+                   f"(see '{where} --help')", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        click.echo(f"qrspi-guard: error: {one_line(exc.format_message())}", err=True)
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        sys.exit(130)
     except SystemExit:
         raise
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except Exception as exc:  # pragma: no cover - last-resort guard, never a traceback
-        from qrspi_guard.textsafe import one_line
-
+    except Exception as exc:  # last-resort guard, never a traceback
         click.echo(f"qrspi-guard: internal error: {type(exc).__name__}: {one_line(str(exc))}",
                    err=True)
         sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)
