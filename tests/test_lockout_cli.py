@@ -218,6 +218,7 @@ WORKER = textwrap.dedent("""
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     ledger = tmp_path / "reviews" / "lockout.jsonl"
+    ledger.parent.mkdir()  # an explicit --ledger path's directory must exist
     procs, per = 8, 40
     workers = [
         subprocess.Popen([sys.executable, "-c", WORKER, str(ledger), str(k), str(per)],
@@ -241,3 +242,17 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     assert status["events"] == procs * per
     for art in status["artifacts"]:
         assert len(art["locked"]) == per // 2
+
+
+def test_explicit_ledger_in_a_missing_directory_is_exit_2_and_creates_nothing(
+        tmp_path: Path) -> None:
+    p = run(tmp_path, "--ledger", "no/such/dir/ledger.jsonl", "author", ART, "A")
+    assert p.returncode == 2
+    assert "does not exist" in p.stderr and p.stderr.count("\n") == 1
+    assert not (tmp_path / "no").exists()
+
+
+def test_default_ledger_directory_is_created_on_first_write(tmp_path: Path) -> None:
+    env_free = run(tmp_path, "author", ART, "A")
+    assert env_free.returncode == 0, env_free.stderr
+    assert (tmp_path / "reviews" / "lockout.jsonl").exists()

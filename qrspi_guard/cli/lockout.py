@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from qrspi_guard.lockout.ledger import (
+    DEFAULT_LEDGER,
     ENV_VAR,
     Ledger,
     LedgerError,
@@ -107,7 +108,7 @@ def _write(ctx: click.Context, option: str | None,
            planner: Callable[[State], Plan]) -> WriteResult:
     path = _ledger_path(ctx, option)
     try:
-        result = Ledger(path).write(planner)
+        result = Ledger(path, create_parents=path == DEFAULT_LEDGER).write(planner)
     except (LedgerError, LockoutError) as exc:
         _fail(str(exc))
     _warn_torn(path, result.dropped, dropped=True)

@@ -136,8 +136,11 @@ def _describe(exc: OSError) -> str:
 class Ledger:
     """One ledger file. Cheap to construct; every operation opens and locks it afresh."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], create_parents: bool = True) -> None:
         self.path = Path(path)
+        #: create missing parent directories on the first write (the default ledger
+        #: only: a mistyped explicit path must not start an empty ledger elsewhere)
+        self.create_parents = create_parents
 
     def read(self) -> Snapshot:
         """Parse the ledger under a shared lock. A missing file is an empty ledger."""
@@ -174,6 +177,9 @@ class Ledger:
         :class:`LockoutError`, or the ledger is corrupt, nothing is written.
         """
         parent = self.path.parent
+        if not self.create_parents and not parent.exists():
+            raise LedgerError(f"ledger directory {parent} does not exist (an explicit "
+                              "ledger path is never created; check the path)")
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
