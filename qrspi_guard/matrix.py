@@ -30,6 +30,14 @@ del STEP_ROWS["implement-gate"], STEP_ROWS["integrate"]
 STEP_ROWS["integration"] = ("implement-gate", "integrate")
 
 
+def rows_for(step: str) -> tuple[str, ...] | None:
+    """The rows a step directory serves; a row name (`integrate`) serves itself."""
+    rows = STEP_ROWS.get(step)
+    if rows is None and step in ROWS:
+        rows = (step,)
+    return rows
+
+
 def row_tags(row: str, second_reviewer: bool) -> tuple[str, ...]:
     """Tags of one matrix row, the -claude tags first."""
     bases = ROWS[row]
@@ -66,7 +74,7 @@ class Expectation:
 
 def expectation_for_step(step: str, second_reviewer: bool) -> Expectation | None:
     """The expectation for a step directory, or None when the step has no fixed row."""
-    rows = STEP_ROWS.get(step)
+    rows = rows_for(step)
     if rows is None:
         return None
     return Expectation(tuple((r, row_tags(r, second_reviewer)) for r in rows))

@@ -22,17 +22,17 @@ def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
     """
     import json
 
-    from qrspi_guard.matrix import STEP_ROWS, row_tags
+    from qrspi_guard.matrix import ROWS, STEP_ROWS, row_tags, rows_for
 
     steps = [step] if step else list(STEP_ROWS)
-    if step and step not in STEP_ROWS:
+    if step and rows_for(step) is None:
         click.echo(f"qrspi-guard: error: no matrix row for step {step!r} "
-                   f"(steps: {', '.join(STEP_ROWS)})", err=True)
+                   f"(steps: {', '.join(STEP_ROWS)}; rows: {', '.join(ROWS)})", err=True)
         sys.exit(2)
     columns = [second_reviewer] if second_reviewer is not None else [True, False]
     rows = []
     for s in steps:
-        for row in STEP_ROWS[s]:
+        for row in rows_for(s) or ():
             entry = {"step": s, "row": row}
             for col in columns:
                 entry[f"second_reviewer_{str(col).lower()}"] = list(row_tags(row, col))

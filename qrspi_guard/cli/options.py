@@ -35,6 +35,14 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bool | None,
                     require_sidecars: bool, expect: str | None,
                     config_file: str | None) -> Overrides:
+    from qrspi_guard.layout import STEPS, TASK_DIR_RE
+    from qrspi_guard.matrix import rows_for
+
+    if step is not None and rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
+        # a mistyped step must not silently switch the matrix off
+        raise click.BadParameter(f"unknown step {step!r} (steps: {', '.join(STEPS)}; "
+                                 "also integrate, implement-gate, task-NN)",
+                                 param_hint="--step")
     tags: tuple[str, ...] | None = None
     if expect is not None:
         tags = tuple(t.strip() for t in expect.split(",") if t.strip())
