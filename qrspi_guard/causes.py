@@ -33,7 +33,7 @@ _TABLE: list[tuple[str, str, str, str]] = [
      "Name it `<tag>.finding-F<NN>.md` with at least two digits, e.g. `quality-claude.finding-F02.md`."),
     ("unknown_file_in_round_dir", _E, "A file in a round directory that is not a finding, clean sentinel, verifier sidecar or known orchestrator file (raw stdout, notes, stray copies).",
      "Move it out of the round directory; a round holds reviewer output only."),
-    ("symlink_in_round_dir", _E, "A symbolic link inside a round directory (never followed).",
+    ("symlink_in_round_dir", _E, "A symbolic link inside a round directory, or standing in place of a round, step or reviews directory (never followed).",
      "Replace the link with the real file, or remove it."),
     ("file_too_large", _E, "A file over 1 MiB; it is not parsed.",
      "A finding is one issue in prose: split it, or remove pasted logs and diffs."),

@@ -8,7 +8,7 @@ references and the layout diagnostics met on the way (`bad_round_dir_name`,
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qrspi_guard.diagnostics import Diagnostic, diag
@@ -75,9 +75,20 @@ def _join(base: str, name: str) -> str:
     return name if base in ("", ".") else os.path.join(base, name)
 
 
+def _links(files: list[os.DirEntry[str]], base: str, wanted: Callable[[str], bool], what: str,
+           step: str | None = None) -> Iterator[Diagnostic]:
+    """A symbolic link standing where a round, step or reviews directory would be is
+    never followed, and never skipped silently (a gate must not pass around it)."""
+    for entry in files:
+        if wanted(entry.name) and entry.is_symlink():
+            yield diag("symlink_in_round_dir", f"{what} {entry.name!r} is a symbolic link; "
+                       "not followed", path=_join(base, entry.name), step=step)
+
+
 def scan_step(step_dir: str, step: str, is_task: bool, artifact_dir: str | None) -> Iterator[Found]:
     """Rounds of one step (or task) directory."""
     dirs, files = _dirs_and_files(step_dir)
+    yield from _links(files, step_dir, looks_like_round_dir, "round directory", step)
     for entry in dirs:
         if not looks_like_round_dir(entry.name):
             continue
@@ -98,6 +109,8 @@ def scan_reviews(reviews_dir: str) -> Iterator[Found]:
     """Every round below one `reviews/` directory."""
     artifact_dir = _parent(reviews_dir)
     dirs, files = _dirs_and_files(reviews_dir)
+    yield from _links(files, reviews_dir, lambda n: n in STEPS or n == TASKS_DIR,
+                      "step directory")
     for entry in dirs:
         path = _join(reviews_dir, entry.name)
         if entry.name in STEPS:
@@ -116,7 +129,9 @@ def scan_reviews(reviews_dir: str) -> Iterator[Found]:
 
 
 def scan_tasks(tasks_dir: str, artifact_dir: str | None) -> Iterator[Found]:
-    dirs, _ = _dirs_and_files(tasks_dir)
+    dirs, files = _dirs_and_files(tasks_dir)
+    yield from _links(files, tasks_dir, lambda n: bool(TASK_DIR_RE.fullmatch(n)),
+                      "task directory")
     for entry in dirs:
         if TASK_DIR_RE.fullmatch(entry.name):
             yield from scan_step(_join(tasks_dir, entry.name), entry.name, True, artifact_dir)
@@ -182,7 +197,8 @@ def discover_dir(path: str) -> Iterator[Found]:
 
 
 def _walk(path: str) -> Iterator[Found]:
-    dirs, _ = _dirs_and_files(path)
+    dirs, files = _dirs_and_files(path)
+    yield from _links(files, path, lambda n: n == REVIEWS, "reviews directory")
     for entry in dirs:
         if entry.name in _PRUNE or entry.name.startswith("."):
             continue

@@ -21,6 +21,7 @@ from qrspi_guard.layout import (
     FileName,
     Kind,
     classify,
+    is_legacy_round_file,
     is_watch_temp,
     verified_file_name,
     verifier_disabled_name,
@@ -105,14 +106,15 @@ def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool,
     name = fname.name
     path = _join(ref.round_dir, name)
     kind = fname.kind
-    if kind not in _OUTPUT_KINDS:
+    output = kind in _OUTPUT_KINDS
+    if is_symlink:  # whatever its name says, a link is a link
+        return (FileReport(FileFacts(name, kind, fname.tag, fname.fnum)) if output else None,
+                diag("symlink_in_round_dir", "symbolic link in a round directory; not "
+                     "followed", file=name, path=path, step=ref.step, round=ref.round))
+    if not output:
         # the name rule speaks about the other kinds only
         problem = name_rule(fname, Place(path, ref.step, ref.round, ref.is_task))
         return None, problem  # orchestrator files: neither
-    if is_symlink:
-        return (FileReport(FileFacts(name, kind, fname.tag, fname.fnum)),
-                diag("symlink_in_round_dir", "symbolic link in a round directory; not "
-                     "followed", file=name, path=path, step=ref.step, round=ref.round))
     data = reader.read(name)
     if isinstance(data, ReadFailure):
         return (FileReport(FileFacts(name, kind, fname.tag, fname.fnum)),
@@ -306,7 +308,12 @@ def plan(paths: Iterable[str], overrides: Overrides) -> _Plan:
         else:
             ref = round_of_file(path, overrides.step)
             if ref is None:
-                p.not_in_round.append(path)
+                name = os.path.basename(path)
+                if is_legacy_round_file(name) or name.endswith("-review.md"):
+                    p.layout.append(diag("legacy_layout", f"older single-file round layout "
+                                         f"({name}); skipped", path=path))
+                else:
+                    p.not_in_round.append(path)
                 continue
             found = iter([ref])
         for item in found:
