@@ -41,7 +41,8 @@ def json_schemas() -> dict[str, Any]:
     class Finding(BaseModel):
         """Frontmatter of `<tag>.finding-F<NN>.md`; the body after it is the message."""
 
-        model_config = ConfigDict(extra="forbid", title="QRSPI finding frontmatter")
+        # extra keys are a warning (unknown_frontmatter_key), not an error: allowed here
+        model_config = ConfigDict(extra="allow", title="QRSPI finding frontmatter")
         finding_id: Annotated[str, Field(pattern=FINDING_ID_PATTERN, examples=["R3-F02"])]
         severity: Severity
         change_type: ChangeType
@@ -53,10 +54,11 @@ def json_schemas() -> dict[str, Any]:
     class CleanSentinel(BaseModel):
         """Frontmatter of `<tag>.clean.md`."""
 
-        model_config = ConfigDict(extra="forbid", title="QRSPI clean sentinel")
+        model_config = ConfigDict(extra="allow", title="QRSPI clean sentinel")
         reviewer: Tag
         round: int = Field(ge=1)
-        findings: Literal[0]
+        findings: Literal[0] = Field(
+            0, description="canonical; its absence is warning clean_noncanonical")
 
     class Sidecar(BaseModel):
         """`<tag>.finding-F<NN>.score.yml`, written by the verifier."""

@@ -31,10 +31,10 @@ def _escape(match: re.Match[str]) -> str:
 def one_line(text: object, limit: int | None = None) -> str:
     """Return *text* as one printable line: controls escaped, optionally cut to *limit*.
 
-    The cut is applied to the original text (so an escape is never split) and marked
-    with an ellipsis.
+    The cut is applied to the original text (so an escape is never split): at most
+    *limit* characters, the last an ellipsis.
     """
     s = text if isinstance(text, str) else repr(text)
     if limit is not None and len(s) > limit:
-        s = s[:limit] + "…"
+        s = s[:max(limit - 1, 0)] + "…"
     return _UNSAFE.sub(_escape, s)

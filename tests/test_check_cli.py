@@ -321,3 +321,43 @@ def test_usage_errors_are_one_line_on_stderr() -> None:
         assert proc.returncode == 2
         err = proc.stderr.decode()
         assert err.startswith("qrspi-guard: error: ") and err.count("\n") == 1, err
+
+
+def test_a_mistyped_step_is_exit_2_not_a_silent_pass(run: Run) -> None:
+    run.clean("plan", 1, "quality-claude")
+    proc = run_cli("check", "--step", "plna", str(run.root))
+    assert proc.returncode == 2 and b"unknown step 'plna'" in proc.stderr
+    assert run_cli("check", "--step", "plan", str(run.root)).returncode == 1
+    assert run_cli("check", "--step", "implement-gate", str(run.root)).returncode == 1
+
+
+def test_symlinked_round_and_step_directories_are_reported_not_skipped(run: Run,
+                                                                        tmp_path: Path) -> None:
+    real = Run(tmp_path / "real")
+    real.clean("design", 1, "quality-claude")
+    (run.root / "reviews" / "design").mkdir(parents=True)
+    (run.root / "reviews" / "design" / "round-01").symlink_to(
+        real.root / "reviews" / "design" / "round-01")
+    (run.root / "reviews" / "goals").symlink_to(real.root / "reviews" / "design")
+    run.clean("research", 1, "quality-claude")
+    (run.root / "reviews" / "research" / "round-01" / "dirlink").symlink_to(tmp_path)
+    doc = json.loads(run_cli("check", "--format", "json", str(run.root)).stdout)
+    got = sorted((d["cause"], Path(d["path"]).name) for d in doc["diagnostics"])
+    assert got == [("symlink_in_round_dir", "dirlink"), ("symlink_in_round_dir", "goals"),
+                   ("symlink_in_round_dir", "round-01")]
+
+
+def test_sarif_uris_are_percent_encoded(run: Run) -> None:
+    d = run.round_dir("research", 1)
+    (d / "notes a#b?%41.md").write_text("x")
+    run.clean("research", 1, "quality-claude")
+    doc = json.loads(run_cli("check", "--format", "sarif", str(run.root)).stdout)
+    (result,) = doc["runs"][0]["results"]
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri.endswith("/notes%20a%23b%3F%2541.md")
+
+
+def test_a_legacy_file_passed_directly_is_reported_as_legacy(run: Run) -> None:
+    legacy = run.write("reviews/design/round-01-claude.md", "old round\n")
+    doc = json.loads(run_cli("check", "--format", "json", str(legacy)).stdout)
+    assert [d["cause"] for d in doc["diagnostics"]] == ["legacy_layout"]

@@ -105,7 +105,7 @@ def test_field_diagnostics_carry_line_field_and_escaped_value() -> None:
 
 def test_untrusted_values_are_cut_to_200_characters() -> None:
     (d,) = judge_file(NAME, finding(severity="x" * 5000), PLACE).diagnostics
-    assert d.value is not None and len(d.value) <= 201
+    assert d.value is not None and len(d.value) <= 200
     assert len(d.message) < 400
 
 
@@ -395,3 +395,16 @@ def test_round_dir_entries(run: Run, tmp_path: Path) -> None:
     assert got == ["bad_finding_filename", "bad_tag_name", "symlink_in_round_dir",
                    "unknown_file_in_round_dir", "unknown_file_in_round_dir", "unreadable_file",
                    "unrouted_tag", "unrouted_tag"]  # quality-codex and scope-claude
+
+
+def test_sidecar_score_given_twice_is_a_duplicate_key() -> None:
+    name = "quality-claude.finding-F02.score.yml"
+    assert causes(b"score: 85\nscore: 20\nreason: x\n", name, Place("r/" + name, "design", 3)) \
+        == ["duplicate_key"]
+
+
+def test_values_are_shown_as_written_and_cut_to_200_characters() -> None:
+    (d,) = judge_file(NAME, finding(severity="C:\\temp"), PLACE).diagnostics
+    assert d.value == "C:\\temp" and "'C:\\temp'" in d.message
+    (d,) = judge_file(NAME, finding(severity="y" * 500), PLACE).diagnostics
+    assert d.value is not None and len(d.value) == 200 and d.value.endswith("…")

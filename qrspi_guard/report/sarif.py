@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from qrspi_guard import __version__
 from qrspi_guard.causes import CATALOGUE
@@ -33,7 +34,8 @@ def render(result: CheckResult, options: ReportOptions) -> str:
     index = {name: i for i, name in enumerate(CATALOGUE)}
     results = []
     for d in result.diagnostics:
-        location: dict[str, Any] = {"artifactLocation": {"uri": d.path.replace("\\", "/")}}
+        uri = quote(d.path.replace("\\", "/"), safe="/-._~")  # a URI reference, §3.10
+        location: dict[str, Any] = {"artifactLocation": {"uri": uri}}
         if d.line:
             location["region"] = {"startLine": d.line}
         results.append({

@@ -293,7 +293,7 @@ def _reference_problem(entry: str) -> str | None:
 
 def _shown(value: Any) -> str:
     """A finding's value, quoted for a message: escaped and cut."""
-    return repr(untrusted(value)) if isinstance(value, str) else untrusted(describe(value))
+    return f"'{untrusted(value)}'" if isinstance(value, str) else untrusted(describe(value))
 
 
 def _describe_list(value: Any) -> str:
@@ -349,7 +349,12 @@ def _judge_sidecar(text: str, facts: FileFacts, d: Any, out: list[Diagnostic]) -
             out.append(d("sidecar_malformed", f"line {number} is not `key: value`",
                          line=number))
             return
-        values.setdefault(key, (value.strip(), number))
+        if key in values:
+            out.append(d("duplicate_key", f"{key} appears more than once (line "
+                         f"{values[key][1]} and line {number}); shell readers disagree on which "
+                         "one counts", line=number, field=key))
+            continue
+        values[key] = (value.strip(), number)
     if "score" not in values:
         out.append(d("sidecar_malformed", "sidecar has no score line", line=1, field="score"))
         return
