@@ -154,7 +154,3 @@ def _parse(path: str, data: bytes, overrides: Overrides) -> RunConfig:
             invalid("pipeline", "full or quick")
     return cfg
 
-
-def errors_block_matrix(cfg: RunConfig) -> bool:
-    """The matrix is not applied when the column cannot be chosen."""
-    return cfg.second_reviewer is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from qrspi_guard.causes import Level, cause
@@ -36,9 +36,6 @@ class Diagnostic:
                 out[key] = val
         out["message"] = self.message
         return out
-
-    def with_location(self, **kw: Any) -> Diagnostic:
-        return replace(self, **kw)
 
 
 def diag(name: str, message: str, *, level: Level | None = None, value: Any = None,
@@ -79,18 +76,3 @@ def describe(value: Any) -> str:
     if isinstance(value, dict):
         return f"a mapping of {len(value)} key(s)"
     return f"a {type(value).__name__}"
-
-
-@dataclass
-class Counts:
-    errors: int = 0
-    warnings: int = 0
-    infos: int = 0
-
-    def add(self, d: Diagnostic) -> None:
-        if d.level == "error":
-            self.errors += 1
-        elif d.level == "warning":
-            self.warnings += 1
-        else:
-            self.infos += 1

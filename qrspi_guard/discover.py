@@ -39,10 +39,6 @@ class RoundRef:
     is_task: bool
     artifact_dir: str | None  #: the directory holding `reviews/`, when there is one
 
-    @property
-    def key(self) -> str:
-        return os.path.realpath(self.round_dir)
-
 
 Found = RoundRef | Diagnostic
 

@@ -29,7 +29,7 @@ from qrspi_guard.layout import (
 from qrspi_guard.matrix import expectation_for_step, expectation_from_tags
 from qrspi_guard.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.rules.files import FileFacts, FileReport, Place, judge_file, name_rule
-from qrspi_guard.rules.rounds import RoundFacts, completion_rules, reported_tags, tag_rules
+from qrspi_guard.rules.rounds import RoundFacts, awaited, completion_rules, tag_rules
 
 Status = Literal["ok", "pending", "halt"]
 _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -219,19 +219,12 @@ def round_result(ref: RoundRef, run: RunConfig, overrides: Overrides,
         diags.extend(r.diagnostics)
     facts = round_facts(ref, run, overrides, [r.facts for r in reports])
     diags.extend(tag_rules(facts))
+    verdict = completion_rules(facts) if complete else awaited(facts)
+    diags.extend(verdict.diagnostics)
     result = RoundResult(ref, "ok", [], run, files=count, complete=complete,
-                         reported_tags=reported_tags(facts.files),
+                         expected_tags=verdict.expected_tags,
+                         reported_tags=verdict.reported_tags, awaiting=verdict.awaiting,
                          file_names=[f.name for f in facts.files])
-    if complete:
-        verdict = completion_rules(facts)
-        diags.extend(verdict.diagnostics)
-        result.expected_tags = verdict.expected_tags
-        result.awaiting = verdict.awaiting
-    elif facts.expectation is not None:
-        reported = set(result.reported_tags)
-        _, tags = facts.expectation.best_row(reported)
-        result.expected_tags = list(tags)
-        result.awaiting = [t for t in tags if t not in reported]
     if run.route is not None and ref.step and not ref.is_task and not _on_route(ref.step,
                                                                                 run.route):
         diags.append(diag("step_not_on_route", f"step {ref.step} is not on the run's route "
@@ -329,9 +322,9 @@ def plan(paths: Iterable[str], overrides: Overrides) -> _Plan:
 
 
 def _round_key(round_dir: str, real_dirs: dict[str, str]) -> str:
-    """``RoundRef.key`` (the round directory's real path), resolving each step directory
-    once: a round directory that is not a symbolic link is its parent's real path plus
-    its name (its name is `round-NN`, never `.` or `..`)."""
+    """The round directory's real path (how rounds reached twice are told apart),
+    resolving each step directory once: a round directory that is not a symbolic link
+    is its parent's real path plus its name (its name is `round-NN`, never `.` or `..`)."""
     norm = os.path.normpath(round_dir)
     if os.path.islink(norm):
         return os.path.realpath(norm)

@@ -99,16 +99,25 @@ def tag_rules(rf: RoundFacts) -> list[Diagnostic]:
     return out
 
 
-def completion_rules(rf: RoundFacts) -> RoundVerdict:
-    """The matrix, required sidecars and verified totals, for a complete round."""
-    d = partial(diag, step=rf.step, round=rf.round)
+def awaited(rf: RoundFacts) -> RoundVerdict:
+    """Which tags the round reported, expects and still awaits (no diagnostics): what a
+    round's status shows whether or not it is complete yet."""
     verdict = RoundVerdict(reported_tags=reported_tags(rf.files))
-    out = verdict.diagnostics
-    reported = set(verdict.reported_tags)
     if rf.expectation is not None:
+        reported = set(verdict.reported_tags)
         _, tags = rf.expectation.best_row(reported)
         verdict.expected_tags = list(tags)
         verdict.awaiting = [t for t in tags if t not in reported]
+    return verdict
+
+
+def completion_rules(rf: RoundFacts) -> RoundVerdict:
+    """The matrix, required sidecars and verified totals, for a complete round."""
+    d = partial(diag, step=rf.step, round=rf.round)
+    verdict = awaited(rf)
+    out = verdict.diagnostics
+    if rf.expectation is not None:
+        tags = verdict.expected_tags
         for tag in verdict.awaiting:
             text = (f"Reviewer {tag} wrote no per-finding files" if tag.endswith("-claude")
                     else f"Reviewer {tag} produced no output")
