@@ -4,8 +4,8 @@ This is the single, swappable "parse one file" step. It translates every library
 error (UnicodeDecodeError, yaml.YAMLError, RecursionError) into a named cause in one
 place, so the rules above it never see a library exception.
 
-python-frontmatter's handler interface is honoured (``QrspiYAMLHandler``) so that
-other tools can load findings with ``frontmatter.loads(text, handler=...)`` and get
+python-frontmatter's handler interface is honoured (``yaml_handler_class()``) so
+that other tools can load findings with ``frontmatter.loads(text, handler=...)`` and get
 exactly the guard's reading: fences are lines that are exactly ``---`` and only a
 safe loader is used (PyYAML's C loader when present).
 """
@@ -248,28 +248,26 @@ def _yaml_message(exc: Any) -> str:
     return f"YAML error: {exc}"
 
 
-class QrspiYAMLHandler:
-    """A python-frontmatter handler with the guard's exact fence and loader rules."""
+@cache
+def yaml_handler_class() -> type:
+    """A python-frontmatter handler class with the guard's exact fence and loader rules
+    (built on first use: python-frontmatter is imported only by those who ask)."""
+    import frontmatter as _fm
 
-    FM_BOUNDARY = None
+    class QrspiYAMLHandler(_fm.YAMLHandler):  # type: ignore[misc]
+        def detect(self, text: str) -> bool:
+            return split(text.replace("\r\n", "\n")) is not None
 
-    def __new__(cls) -> Any:
-        import frontmatter as _fm
+        def split(self, text: str) -> tuple[str, str]:
+            parts = split(text.replace("\r\n", "\n"))
+            if parts is None:
+                raise ValueError("no frontmatter")
+            return parts[0], parts[1]
 
-        class _Handler(_fm.YAMLHandler):
-            def detect(self, text: str) -> bool:
-                return split(text.replace("\r\n", "\n")) is not None
+        def load(self, fm: str, **kwargs: Any) -> Any:
+            result = load_yaml(fm)
+            if isinstance(result, ParseFailure):
+                raise ValueError(result.message)
+            return result.data
 
-            def split(self, text: str) -> tuple[str, str]:
-                parts = split(text.replace("\r\n", "\n"))
-                if parts is None:
-                    raise ValueError("no frontmatter")
-                return parts[0], parts[1]
-
-            def load(self, fm: str, **kwargs: Any) -> Any:
-                result = load_yaml(fm)
-                if isinstance(result, ParseFailure):
-                    raise ValueError(result.message)
-                return result.data
-
-        return _Handler()
+    return QrspiYAMLHandler

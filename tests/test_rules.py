@@ -408,3 +408,17 @@ def test_values_are_shown_as_written_and_cut_to_200_characters() -> None:
     assert d.value == "C:\\temp" and "'C:\\temp'" in d.message
     (d,) = judge_file(NAME, finding(severity="y" * 500), PLACE).diagnostics
     assert d.value is not None and len(d.value) == 200 and d.value.endswith("…")
+
+
+def test_python_frontmatter_handler_reads_findings_as_the_guard_does() -> None:
+    import frontmatter
+
+    from qrspi_guard.frontmatter import Document, parse, yaml_handler_class
+
+    text = finding(round="08").decode()
+    post = frontmatter.loads(text, handler=yaml_handler_class()())
+    doc = parse(text)
+    assert isinstance(doc, Document) and post.metadata == doc.data and doc.data["round"] == "08"
+    # `--- ` is not a fence for the guard: python-frontmatter then sees no metadata
+    loose = frontmatter.loads("--- \nseverity: high\n---\nx\n", handler=yaml_handler_class()())
+    assert loose.metadata == {}
