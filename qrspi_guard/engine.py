@@ -16,6 +16,7 @@ from qrspi_guard import frontmatter as fm
 from qrspi_guard.config import Overrides, RunConfig, read_config
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef, discover_dir, round_of_dir, round_of_file
+from qrspi_guard.errors import PathNotFound
 from qrspi_guard.fastjudge import fast_report
 from qrspi_guard.layout import (
     FileName,
@@ -68,10 +69,6 @@ class CheckResult:
 
     def failed(self, strict: bool = False) -> bool:
         return self.count("error") > 0 or (strict and self.count("warning") > 0)
-
-
-class PathNotFound(Exception):
-    """A command-line path that does not exist (the CLI turns this into exit 2)."""
 
 
 def _join(base: str, name: str) -> str:

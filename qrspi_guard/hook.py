@@ -405,7 +405,7 @@ _GUIDE: dict[str, tuple[str, Any]] = {
     "crlf_line_endings": ("LF line endings only", None),
     "not_utf8": ("UTF-8 text", None),
     "file_too_large": ("at most 1 MiB", None),
-    "bad_tag_name": ("<name>-claude or <name>-codex, lower case",
+    "bad_tag_name": ("lower-case letters, digits and hyphens, e.g. quality-claude",
                      lambda c, d: "quality-claude.finding-F01.md"),
     "bad_finding_filename": ("<tag>.finding-F<NN>.md, two or more digits",
                              lambda c, d: f"{_tag(c)}.finding-F01.md"),

@@ -17,7 +17,8 @@ STEPS: tuple[str, ...] = (
 SKIPPED_DIRS: frozenset[str] = frozenset({"ci", "telemetry"})
 TASKS_DIR = "tasks"
 
-TAG_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:claude|codex)")
+#: The protocol's reviewer-tag grammar (generations.md §5): no fixed suffix.
+TAG_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 ROUND_DIR_RE = re.compile(r"round-([0-9]{2,})")
 TASK_DIR_RE = re.compile(r"task-([0-9]+)")
 _FINDING_RE = re.compile(r"(?P<tag>.+)\.finding-F(?P<num>[0-9]{2,})\.md")

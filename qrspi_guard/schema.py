@@ -21,7 +21,7 @@ CLEAN_KEYS: tuple[str, ...] = ("reviewer", "round", "findings")
 CLEAN_VARIANT_KEYS: tuple[str, ...] = ("finding_id", "artifact")
 FINDING_ID_PATTERN = r"^R[0-9]+-F[0-9]+$"
 FINDING_ID_RE = re.compile(r"R([0-9]+)-F([0-9]+)")
-TAG_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*-(claude|codex)$"
+TAG_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 REFERENCE_RANGE_RE = re.compile(r"[0-9]+|[0-9]+-[0-9]+|L[0-9]+|L[0-9]+-L[0-9]+")
 VERIFY_FAILED = "VERIFY_FAILED"
 #: verifier scores below this drop an auto-apply finding (round-contract §5)

@@ -108,14 +108,14 @@ def test_malformed_stdout_exits_1_with_one_line_and_no_files(tmp: Path, data: by
 
 @pytest.mark.parametrize("args,said", [
     (["split", "out.txt", "reviews/design/round-02", "Quality-Codex"], "tag grammar"),
-    (["split", "out.txt", "reviews/design/round-02", "quality-gpt"], "tag grammar"),
+    (["split", "out.txt", "reviews/design/round-02", "quality_codex"], "tag grammar"),
     (["split", "out.txt", "reviews/design/round-09", TAG], "does not exist"),
     (["split", "out.txt", "reviews/design", TAG], "not a round directory"),
     (["split", "out.txt", "reviews/design/round-00", TAG], "not a round directory"),
     (["split", "missing.txt", "reviews/design/round-02", TAG], "cannot read STDOUT"),
     (["split", "out.txt", "reviews/design/round-02"], "Missing argument"),
     (["split", "out.txt", "reviews/design/round-02", TAG, "--bogus"], "No such option"),
-], ids=["tag-case", "tag-suffix", "round-missing", "not-round", "round-zero", "stdout-missing",
+], ids=["tag-case", "tag-underscore", "round-missing", "not-round", "round-zero", "stdout-missing",
         "too-few", "unknown-option"])
 def test_wrong_arguments_exit_2_and_write_nothing(tmp: Path, args: list[str], said: str) -> None:
     (tmp / "out.txt").write_bytes(stdout_of(finding(1)))

@@ -52,30 +52,101 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point.
+    """Console-script entry point, and the one place failures become exit codes.
 
-    A usage error (unknown option, missing argument) is one line on stderr and exit 2;
-    Ctrl-C is exit 130; a crash is one line, `internal error`, and exit 2. Never a
-    traceback. (`hook` handles its own usage errors: they must not block an agent.)
+    - a usage error (unknown option, missing argument, bad value): one line, exit 2;
+    - a :class:`~qrspi_guard.errors.GuardError` raised by the core: its one line and its
+      exit code (2 unless the error says otherwise);
+    - stdout closed or full (``| head``, ``>&-``, ``/dev/full``): one line, exit 2;
+    - Ctrl-C: exit 130;
+    - anything else is a bug: `internal error`, one line, exit 2 (with the traceback
+      under ``QRSPI_GUARD_DEBUG=1``). Never a traceback otherwise.
+
+    (`hook` handles its own failures: they must not block an agent.)
     """
+    from qrspi_guard.errors import GuardError
     from qrspi_guard.textsafe import one_line
 
     try:
         rv = cli.main(args=argv, prog_name="qrspi-guard", standalone_mode=False)
+        _flush_stdout()
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "qrspi-guard"
-        click.echo(f"qrspi-guard: error: {one_line(exc.format_message())} "
-                   f"(see '{where} --help')", err=True)
-        sys.exit(2)
+        _fatal(f"error: {one_line(exc.format_message())} (see '{where} --help')", 2)
     except click.ClickException as exc:
-        click.echo(f"qrspi-guard: error: {one_line(exc.format_message())}", err=True)
-        sys.exit(exc.exit_code)
+        _fatal(f"error: {one_line(exc.format_message())}", exc.exit_code)
+    except GuardError as exc:
+        _fatal(f"error: {one_line(str(exc))}", exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
         sys.exit(130)
     except SystemExit:
-        raise
+        if _flush_stdout(quiet=True):
+            raise
+        _fatal("error: cannot write to standard output", 2)
+    except OSError as exc:
+        if _is_stdout_failure(exc):
+            _fatal(f"error: cannot write to standard output: {exc.strerror or exc}", 2)
+        _internal(exc)
     except Exception as exc:  # last-resort guard, never a traceback
-        click.echo(f"qrspi-guard: internal error: {type(exc).__name__}: {one_line(str(exc))}",
-                   err=True)
-        sys.exit(2)
+        _internal(exc)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _flush_stdout(quiet: bool = False) -> bool:
+    """Flush stdout now, inside the error handler (not at interpreter exit, where a
+    failure is a traceback and exit 120). With *quiet*, report success as a bool."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        if quiet:
+            return False
+        raise OSError(32, "the stream is closed") from None
+    return True
+
+
+def _is_stdout_failure(exc: OSError) -> bool:
+    import errno
+
+    return exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, 32)
+
+
+def _fatal(line: str, code: int) -> None:
+    _stderr(f"qrspi-guard: {line}\n")
+    _silence_stdout()
+    sys.exit(code)
+
+
+def _internal(exc: BaseException) -> None:
+    import os
+
+    from qrspi_guard.textsafe import one_line
+
+    if os.environ.get("QRSPI_GUARD_DEBUG") not in (None, "", "0"):
+        import traceback
+
+        _stderr("".join(traceback.format_exception(exc)))
+    _fatal(f"internal error: {type(exc).__name__}: {one_line(str(exc))}", 2)
+
+
+def _stderr(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """After a stdout failure, point fd 1 at /dev/null so the interpreter's own final
+    flush cannot fail a second time (and print a traceback)."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        except OSError:
+            pass

@@ -37,22 +37,18 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, step: str | None,
       qrspi-guard check reviews/design/round-03 --format github
       qrspi-guard check . --format sarif --output guard.sarif
     """
-    from qrspi_guard.engine import PathNotFound, check_paths
+    from qrspi_guard.engine import check_paths
     from qrspi_guard.report import renderer
     from qrspi_guard.textsafe import one_line
 
     overrides = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
                                 config_file)
-    try:
-        if fix:
-            from qrspi_guard.fix import fix_trailing_newlines
+    if fix:
+        from qrspi_guard.fix import fix_trailing_newlines
 
-            for fixed in fix_trailing_newlines(paths or ("."), overrides):
-                click.echo(f"fixed trailing newline: {one_line(fixed)}", err=True)
-        result = check_paths(paths, overrides)
-    except PathNotFound as exc:
-        click.echo(f"qrspi-guard: error: path not found: {one_line(exc.args[0])}", err=True)
-        sys.exit(2)
+        for fixed in fix_trailing_newlines(paths or ("."), overrides):
+            click.echo(f"fixed trailing newline: {one_line(fixed)}", err=True)
+    result = check_paths(paths, overrides)
     color = (not no_color and "NO_COLOR" not in os.environ and fmt == "text"
              and output is None and sys.stdout.isatty())
     options = ReportOptions(strict=strict, quiet=quiet, color=color)

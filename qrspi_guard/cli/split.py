@@ -104,7 +104,7 @@ def split(stdout_path: str, round_dir: str, tag: str, replace: bool,
     from qrspi_guard.splitio import SplitIOError, execute
 
     if not tag_is_valid(tag):
-        _fail(f"TAG {tag!r} does not match the tag grammar <name>-claude or <name>-codex "
+        _fail(f"TAG {tag!r} does not match the tag grammar ^[a-z0-9][a-z0-9-]*$ "
               "(lower case)")
     if not os.path.isdir(round_dir):
         _fail(f"ROUND_DIR {round_dir} does not exist or is not a directory")

@@ -386,7 +386,7 @@ def name_rule(fname: FileName, place: Place) -> Diagnostic | None:
     kind = fname.kind
     if kind is Kind.BAD_TAG:
         return d("bad_tag_name", f"tag {_shown(fname.tag)} does not match the tag grammar "
-                 "<name>-claude or <name>-codex (lower case)")
+                 "of lower-case letters, digits and hyphens (^[a-z0-9][a-z0-9-]*$)")
     if kind is Kind.BAD_FINDING_NAME:
         return d("bad_finding_filename", f"{_shown(fname.name)} is not <tag>.finding-F<NN>.md")
     if kind is Kind.UNKNOWN or (kind is Kind.ORCHESTRATOR and not place.is_task
