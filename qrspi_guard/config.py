@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from qrspi_guard import frontmatter as fm
+from qrspi_guard.contract.generations import Thresholds
 from qrspi_guard.diagnostics import Diagnostic, diag, untrusted
+from qrspi_guard.reader import ReadFailure, read_bytes
 
 CONFIG_NAME = "config.md"
 _KEYS = ("second_reviewer", "codex_reviews", "verifier_enabled", "route", "pipeline")
@@ -25,6 +27,13 @@ class Overrides:
     require_sidecars: bool = False
     expect: tuple[str, ...] | None = None
     config_file: str | None = None
+    #: `--protocol`: `auto` tells each round's generation from its files
+    protocol: str = "auto"
+    #: `--round N`: the round of a directory named on the command line that is not
+    #: `round-NN` (generations.md §8)
+    round_no: int | None = None
+    #: the project configuration's `thresholds` for the verified-totals recount
+    thresholds: Thresholds | None = None
 
 
 @dataclass
@@ -32,6 +41,8 @@ class RunConfig:
     """The settings one run's rounds are judged with."""
 
     path: str | None  #: config.md's display path, None when there is none
+    #: where the text came from: "worktree", or the commit SHA it was read at (§7)
+    source: str = "worktree"
     second_reviewer: bool | None = None  #: None: the matrix column cannot be chosen
     verifier_enabled: bool = True
     route: tuple[str, ...] | None = None
@@ -39,28 +50,49 @@ class RunConfig:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+def config_path(artifact_dir: str | None, overrides: Overrides) -> str | None:
+    """The config.md a run is judged with: `--config`, else the artifact directory's."""
+    if overrides.config_file is not None:
+        return overrides.config_file
+    if artifact_dir is not None:
+        return os.path.join(artifact_dir, CONFIG_NAME)
+    return None
+
+
+def read_config_bytes(path: str | None) -> bytes | None:
+    """config.md's bytes (a regular file, opened without blocking, size-capped), or None
+    when there is none. A FIFO or device named config.md is not read: None, so a run is
+    never hung by it (the caller reports `config_missing` with the reason)."""
+    if path is None:
+        return None
+    data = read_bytes(path)
+    return None if isinstance(data, ReadFailure) else data
+
+
 def read_config(artifact_dir: str | None, overrides: Overrides) -> RunConfig:
-    """Read the run's config.md (never looking further up) and apply the overrides."""
-    path = overrides.config_file
-    if path is None and artifact_dir is not None:
-        path = os.path.join(artifact_dir, CONFIG_NAME)
-    data: bytes | None = None
-    if path is not None:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(fm.MAX_BYTES + 1)
-        except OSError:
-            data = None
+    """Read the run's working-tree config.md (never looking further up) and apply the
+    overrides."""
+    path = config_path(artifact_dir, overrides)
+    return config_from(path, artifact_dir, read_config_bytes(path), overrides)
+
+
+def config_from(path: str | None, artifact_dir: str | None, data: bytes | None,
+                overrides: Overrides, source: str = "worktree") -> RunConfig:
+    """The run's settings from config.md's *data* (None: there is none), as read from
+    *source* (`worktree` or a commit SHA)."""
     if data is None:
-        cfg = RunConfig(path=None)
+        cfg = RunConfig(path=None, source=source)
         if overrides.second_reviewer is None:
             where = f" in {untrusted(artifact_dir)}" if artifact_dir else ""
+            why = ""
+            if path is not None and os.path.lexists(path) and not os.path.isfile(path):
+                why = f" ({CONFIG_NAME} there is not a regular file)"
             cfg.diagnostics.append(diag(
-                "config_missing", f"no {CONFIG_NAME}{where} and no --second-reviewer/"
+                "config_missing", f"no {CONFIG_NAME}{where}{why} and no --second-reviewer/"
                 "--no-second-reviewer override: the expected reviewers cannot be chosen",
                 path=path or (artifact_dir or "")))
     else:
-        cfg = _parse(path or CONFIG_NAME, data, overrides)
+        cfg = _parse(path or CONFIG_NAME, data, overrides, source)
     if overrides.second_reviewer is not None:
         cfg.second_reviewer = overrides.second_reviewer
     if overrides.verifier is not None:
@@ -68,10 +100,11 @@ def read_config(artifact_dir: str | None, overrides: Overrides) -> RunConfig:
     return cfg
 
 
-def _parse(path: str, data: bytes, overrides: Overrides) -> RunConfig:
-    cfg = RunConfig(path=path)
+def _parse(path: str, data: bytes, overrides: Overrides, source: str) -> RunConfig:
+    cfg = RunConfig(path=path, source=source)
     out = cfg.diagnostics
-    d = partial(diag, path=path, file=CONFIG_NAME)
+    where = "" if source == "worktree" else f" (as of commit {source[:12]})"
+    d = partial(_sourced, where=where, path=path, file=CONFIG_NAME)
     decoded = fm.decode(data)
     if isinstance(decoded, fm.ByteFailure):
         out.append(d("config_field_invalid", f"{CONFIG_NAME} cannot be read: {decoded.message}"))
@@ -154,3 +187,8 @@ def _parse(path: str, data: bytes, overrides: Overrides) -> RunConfig:
             invalid("pipeline", "full or quick")
     return cfg
 
+
+
+def _sourced(cause: str, message: str, *, where: str, **kw: object) -> Diagnostic:
+    """A config diagnostic whose message names the config's source (§7)."""
+    return diag(cause, message + where, **kw)  # type: ignore[arg-type]

@@ -1,52 +1,106 @@
-"""Accept a valid finding or clean sentinel without building its diagnostics.
+"""Accept a valid finding, clean sentinel or fan-in sidecar without building messages.
 
 :func:`fast_report` answers only when it is certain that
 :func:`qrspi_guard.rules.files.judge_file` would find nothing wrong with the file, and
 then returns the same facts; in every other case it returns ``None`` and the caller
-runs ``judge_file``, which computes the line numbers and messages. So messages and
-lines are made only for files that fail. ``tests/test_equivalence.py`` pins the whole
-output with this path on and off.
+runs ``judge_file``. Its patterns are derived from the place's contract value
+(:func:`patterns`), never restated: a narrowed enum narrows them too.
+
+``QRSPI_GUARD_VERIFY_FASTPATH=1`` re-judges every file the fast path accepts with the
+full rules and raises :class:`FastPathDivergence` on any difference (the test suite
+runs in this mode); ``tests/test_equivalence.py`` pins whole outputs with the fast
+path on and off.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
+from functools import cache
 
 from qrspi_guard import fastparse
-from qrspi_guard.frontmatter import BOM, MAX_BYTES, split
+from qrspi_guard.contract.generations import FAN_IN, FindingContract
+from qrspi_guard.frontmatter import BOM, split
 from qrspi_guard.layout import FileName, Kind, normalise_step
 from qrspi_guard.rules.files import (
-    _BOUNDARY,
     FileFacts,
     FileReport,
     Place,
-    _artifact_names,
-    _reference_problem,
+    artifact_names,
+    fanin_change_type,
+    judge_file,
+    reference_problem,
 )
-from qrspi_guard.schema import CHANGE_TYPES, CLEAN_KEYS, FINDING_ID_RE, FINDING_KEYS, SEVERITIES
 
-_FINDING_KEYS = frozenset(FINDING_KEYS)
-#: References that `_reference_problem` certainly accepts (a `..` is left to it).
-_SAFE_REF = re.compile(r"[A-Za-z0-9_./-]+(?::(?:[0-9]+(?:-[0-9]+)?|L[0-9]+(?:-L[0-9]+)?))?")
-_CLEAN_KEYS = frozenset(CLEAN_KEYS)
+#: set in the environment, every accepted file is re-judged by the full rules
+VERIFY = os.environ.get("QRSPI_GUARD_VERIFY_FASTPATH", "") not in ("", "0")
+
+
+class FastPathDivergence(AssertionError):
+    """The fast path accepted a file that the full rules judge differently (a bug)."""
+
+
 _REF = r"[A-Za-z_/][A-Za-z0-9_./-]*(?::(?:[0-9]+(?:-[0-9]+)?|L[0-9]+(?:-L[0-9]+)?))?"
-#: The protocol's own shape of a finding, in its key order: one regular expression
-#: reads it. Every value here is a plain scalar that reads as a string, except round
-#: (a decimal integer) and the words checked below (an artifact or reference `no` is
-#: a bool to YAML 1.1).
-_CANON_FINDING = re.compile(
-    r"finding_id: (R([1-9][0-9]{0,8})-F([0-9]{1,9}))\n"
-    r"severity: (?:low|medium|high)\n"
-    r"change_type: (style|clarity|correctness|scope|intent)\n"
-    rf"referenced_files: \[((?:{_REF})(?:, {_REF})*)?\]\n"
-    r"artifact: ([a-z][a-z0-9-]*)\n"
-    r"round: ([1-9][0-9]{0,8})\n"
-    r"reviewer: ([a-z0-9-]+)\n")
+#: References that `reference_problem` certainly accepts (a `..` is left to it).
+_SAFE_REF = re.compile(r"[A-Za-z0-9_./-]+(?::(?:[0-9]+(?:-[0-9]+)?|L[0-9]+(?:-L[0-9]+)?))?")
+#: One value pattern per required finding key, in the protocol's own shape: every
+#: value here is a plain scalar that reads as a string, except round (a decimal
+#: integer); words YAML 1.1 reads otherwise (an artifact `no`) are checked after.
+_CANON_VALUE = {
+    "finding_id": r"(R([1-9][0-9]{0,8})-F([0-9]{1,9}))",
+    "referenced_files": rf"\[((?:{_REF})(?:, {_REF})*)?\]",
+    "artifact": r"([a-z][a-z0-9-]*)",
+    "round": r"([1-9][0-9]{0,8})",
+    "reviewer": r"([a-z0-9-]+)",
+}
 
 
-def _text(data: bytes) -> str | None:
+@dataclass(frozen=True)
+class Patterns:
+    """What the fast path matches, derived from one :class:`FindingContract`."""
+
+    canonical: re.Pattern[str] | None  #: the protocol's own finding shape, or None
+    groups: dict[str, int]  #: key -> group of its value in :attr:`canonical`
+    required: frozenset[str]
+    allowed: frozenset[str]
+    clean_required: frozenset[str]
+    clean_allowed: frozenset[str]
+    severities: frozenset[str]
+    change_types: frozenset[str]
+
+
+@cache
+def patterns(contract: FindingContract) -> Patterns:
+    """The fast path's patterns for *contract* (computed once per contract value)."""
+    values = dict(_CANON_VALUE)
+    values["severity"] = "(" + "|".join(map(re.escape, contract.severities)) + ")"
+    values["change_type"] = "(" + "|".join(map(re.escape, contract.change_types)) + ")"
+    canonical = None
+    groups: dict[str, int] = {}
+    if all(k in values for k in contract.finding_keys):
+        parts, group = [], 1
+        for key in contract.finding_keys:
+            parts.append(f"{re.escape(key)}: {values[key]}\n")
+            groups[key] = group
+            group += re.compile(values[key]).groups
+        canonical = re.compile("".join(parts))
+    return Patterns(canonical, groups, frozenset(contract.finding_keys),
+                    frozenset(contract.allowed_finding_keys()),
+                    frozenset(contract.clean_keys),
+                    frozenset(contract.clean_keys + contract.audit_keys),
+                    frozenset(contract.severities), frozenset(contract.change_types))
+
+
+#: a fan-in sidecar in the verifier's own shape (generations.md §2)
+_FANIN_SIDECAR = re.compile(
+    r"---\n(?:verifier_status: passed\n)?score: ([0-9]{1,3})\n"
+    r"(?:(?:actual_model|defect_class|reason|verifier): [^\n]*\n)*---\n")
+
+
+def _text(data: bytes, contract: FindingContract) -> str | None:
     """The decoded text when no byte-level or trailing-newline rule can fire."""
-    if (len(data) > MAX_BYTES or data.startswith(BOM) or b"\r" in data
+    if (len(data) > contract.max_bytes or data.startswith(BOM) or b"\r" in data
             or not data.endswith(b"\n") or data.endswith(b"\n\n")):
         return None
     try:
@@ -59,20 +113,20 @@ _ARTIFACTS: dict[tuple[str, bool], frozenset[str]] = {}
 
 
 def _artifact_ok(artifact: str, place: Place) -> bool:
-    """The artifact rule's test (`_artifact_names`), remembered per step."""
+    """The artifact rule's test (`artifact_names`), remembered per step."""
     step = place.step
     if not step:
         return True
     key = (step, place.is_task)
     allowed = _ARTIFACTS.get(key)
     if allowed is None:
-        allowed = _ARTIFACTS[key] = frozenset(_artifact_names(place))
+        allowed = _ARTIFACTS[key] = frozenset(artifact_names(place))
     return normalise_step(artifact) in allowed
 
 
 def _round(raw: str | None, dir_round: int | None) -> int | None:
     """The round field read as the rules read it, when it agrees with the directory."""
-    if raw is None or not (raw.isascii() and raw.isdigit()):
+    if raw is None or not (raw.isascii() and raw.isdigit()) or len(raw) > 9:
         return None
     n = int(raw)
     if n < 1 or (dir_round is not None and n != dir_round):
@@ -82,19 +136,38 @@ def _round(raw: str | None, dir_round: int | None) -> int | None:
 
 def fast_report(fname: FileName, data: bytes, place: Place) -> FileReport | None:
     """The report of a file that passes every per-file rule, or None (ask judge_file)."""
+    report = _fast(fname, data, place)
+    if report is not None and VERIFY:
+        _verify(fname, data, place, report)
+    return report
+
+
+def _verify(fname: FileName, data: bytes, place: Place, report: FileReport) -> None:
+    full = judge_file(fname, data, place)
+    if full.diagnostics or full.facts != report.facts:
+        causes = [d.cause for d in full.diagnostics]
+        raise FastPathDivergence(f"fast path accepted {fname.name} but the full rules say "
+                                 f"{causes or 'other facts'}: {full.facts} != {report.facts}")
+
+
+def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
     kind = fname.kind
+    contract = place.gen.contract
+    if kind is Kind.SIDECAR:
+        return _fanin_sidecar(fname, data) if fname.suffix == FAN_IN.sidecar.suffix else None
     if kind is not Kind.FINDING and kind is not Kind.CLEAN:
         return None
-    text = _text(data)
+    text = _text(data, contract)
     if text is None:
         return None
-    if kind is Kind.FINDING and text.startswith("---\n"):
+    pats = patterns(contract)
+    if kind is Kind.FINDING and pats.canonical is not None and text.startswith("---\n"):
         # `split`, for frontmatter that is not empty and closed by a `---` line
         close = text.find("\n---\n", 3)
         if close > 3:
-            m = _CANON_FINDING.fullmatch(text, 4, close + 1)
+            m = pats.canonical.fullmatch(text, 4, close + 1)
             if m is not None:
-                return _canonical_finding(m, fname, place, text[close + 5:])
+                return _canonical_finding(m, pats, fname, place, text[close + 5:], data)
     parts = split(text)
     if parts is None:
         return None
@@ -108,24 +181,22 @@ def fast_report(fname: FileName, data: bytes, place: Place) -> FileReport | None
     reviewer = values.get("reviewer")
     if type(reviewer) is not str or reviewer != fname.tag or not reviewer.strip():
         return None
+    if kind is Kind.CLEAN:
+        return _clean(fname, values, raw, body, pats, place)
     field_round = _round(raw.get("round"), place.round)
     if field_round is None:
         return None
-    if kind is Kind.CLEAN:
-        if (len(values) != 3 or not _CLEAN_KEYS.issuperset(values) or raw.get("findings") != "0"
-                or body.strip()):
-            return None
-        return FileReport(FileFacts(fname.name, kind, fname.tag, fname.fnum, parsed=True))
-    if len(values) != 7 or not _FINDING_KEYS.issuperset(values):
+    if not pats.required.issubset(values) or not pats.allowed.issuperset(values):
         return None
     fid = values["finding_id"]
-    m = FINDING_ID_RE.fullmatch(fid) if type(fid) is str else None
-    if m is None or int(m.group(1)) != field_round or int(m.group(2)) != fname.fnum:
+    m = contract.finding_id_re.fullmatch(fid) if type(fid) is str else None
+    if (m is None or len(m.group(1)) > 9 or len(m.group(2)) > 9
+            or int(m.group(1)) != field_round or int(m.group(2)) != fname.fnum):
         return None
     severity, change_type = values["severity"], values["change_type"]
-    if type(severity) is not str or severity not in SEVERITIES:
+    if type(severity) is not str or severity not in pats.severities:
         return None
-    if type(change_type) is not str or change_type not in CHANGE_TYPES:
+    if type(change_type) is not str or change_type not in pats.change_types:
         return None
     refs = values["referenced_files"]
     if type(refs) is not list:
@@ -134,23 +205,47 @@ def fast_report(fname: FileName, data: bytes, place: Place) -> FileReport | None
         if type(entry) is not str or "feedback/" in entry:
             return None
         if ".." in entry or _SAFE_REF.fullmatch(entry) is None:
-            if _reference_problem(entry):
+            if reference_problem(entry, contract):
                 return None
     artifact = values["artifact"]
     if type(artifact) is not str or not artifact.strip():
         return None
     if not _artifact_ok(artifact, place):
         return None
-    if (not body.strip() or "feedback/" in body or "finding_id:" in body
-            or _BOUNDARY in body):
+    if not _body_ok(body, contract):
         return None
-    return FileReport(FileFacts(fname.name, kind, fname.tag, fname.fnum, finding_id=fid,
-                                change_type=change_type, parsed=True))
+    return FileReport(FileFacts(
+        fname.name, kind, fname.tag, fname.fnum, finding_id=fid, change_type=change_type,
+        parsed=True, fanin_change_type=fanin_change_type(data) if place.fanin_fields else None))
 
 
-def _canonical_finding(m: re.Match[str], fname: FileName, place: Place,
-                       body: str) -> FileReport | None:
-    fid, id_round, id_fnum, change_type, refs, artifact, rnd, reviewer = m.groups()
+def _body_ok(body: str, contract: FindingContract) -> bool:
+    return bool(body.strip()) and "feedback/" not in body and "finding_id:" not in body \
+        and contract.boundary not in body
+
+
+def _clean(fname: FileName, values: dict[str, object], raw: dict[str, str | None], body: str,
+           pats: Patterns, place: Place) -> FileReport | None:
+    if "round" in values or not place.gen.clean_round_optional:
+        if _round(raw.get("round"), place.round) is None:
+            return None
+        required = pats.clean_required
+    else:
+        required = pats.clean_required - {"round"}
+    if (not required.issubset(values) or not pats.clean_allowed.issuperset(values)
+            or raw.get("findings") != "0" or body.strip()):
+        return None
+    return FileReport(FileFacts(fname.name, fname.kind, fname.tag, fname.fnum, parsed=True))
+
+
+def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place: Place,
+                       body: str, data: bytes) -> FileReport | None:
+    g = pats.groups
+    fid, id_round, id_fnum = m.group(g["finding_id"], g["finding_id"] + 1,
+                                     g["finding_id"] + 2)
+    change_type = m.group(g["change_type"])
+    refs, artifact = m.group(g["referenced_files"]), m.group(g["artifact"])
+    rnd, reviewer = m.group(g["round"]), m.group(g["reviewer"])
     if reviewer != fname.tag or int(id_fnum) != fname.fnum or id_round != rnd:
         return None
     if place.round is not None and int(rnd) != place.round:
@@ -166,8 +261,27 @@ def _canonical_finding(m: re.Match[str], fname: FileName, place: Place,
         for entry in refs.split(", "):
             if fastparse.resolve(entry) is not entry:
                 return None
-    if (not body or body.isspace() or "feedback/" in body or "finding_id:" in body
-            or _BOUNDARY in body):
+    if not body or body.isspace() or not _body_ok(body, place.gen.contract):
         return None
     return FileReport(FileFacts(fname.name, Kind.FINDING, fname.tag, fname.fnum,
-                                finding_id=fid, change_type=change_type, parsed=True))
+                                finding_id=fid, change_type=change_type, parsed=True,
+                                fanin_change_type=change_type if place.fanin_fields
+                                else None))
+
+
+def _fanin_sidecar(fname: FileName, data: bytes) -> FileReport | None:
+    """A `.score.md` sidecar in the verifier's own shape, passed, with a score 0..100."""
+    if data.startswith(BOM) or b"\r" in data or not data.startswith(b"---\n"):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    m = _FANIN_SIDECAR.match(text)
+    if m is None or len(data) > FAN_IN.contract.max_bytes:
+        return None
+    score = int(m.group(1), 10)
+    if score > 100:
+        return None
+    return FileReport(FileFacts(fname.name, Kind.SIDECAR, fname.tag, fname.fnum, fname.suffix,
+                                score=score, parsed=True))

@@ -20,6 +20,8 @@ from typing import Any
 from qrspi_guard import fastparse
 
 MAX_BYTES = 1024 * 1024
+#: integers with more digits than this are kept as their text (see the loader)
+MAX_INT_DIGITS = 1000
 BOM = b"\xef\xbb\xbf"
 
 #: The fast path for the frontmatter subset reviewers write (:mod:`fastparse`); off
@@ -57,6 +59,14 @@ def _loader_class() -> Any:
                     node.start_mark)
             return super().construct_object(node, deep)
 
+        def construct_yaml_int(self, node: Any) -> Any:
+            """An integer of over a thousand digits stays its text: a value must never
+            reach Python's int-digits limit (or make a rule's cost grow with it)."""
+            if isinstance(node, ScalarNode) and sum(ch.isdigit() for ch in node.value) > \
+                    MAX_INT_DIGITS:
+                return node.value
+            return super().construct_yaml_int(node)
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, MappingNode):
                 seen: set[tuple[str, str]] = set()
@@ -68,6 +78,7 @@ def _loader_class() -> Any:
                         seen.add(k)
             return super().construct_mapping(node, deep)
 
+    _GuardLoader.add_constructor("tag:yaml.org,2002:int", _GuardLoader.construct_yaml_int)
     return _GuardLoader
 
 

@@ -1,6 +1,8 @@
 """The layout grammar: what a step, a round, a tag and each file in a round is.
 
-Pure functions of names (round-contract §1, §2). Nothing here touches the disk.
+Pure functions of names (round-contract §1, §2; generations.md §2, §4, §5, §8).
+Nothing here touches the disk. Numbers read from names are bounded (at most 1,000
+significant digits; longer is not a number here), so no name can crash a parse.
 """
 
 from __future__ import annotations
@@ -8,6 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+
+from qrspi_guard.contract.generations import (
+    CONTRACT,
+    DISPATCH_MANIFEST,
+    FANIN_AUDIT,
+    KEPT_FINDINGS,
+    SIDECAR_SUFFIXES,
+)
 
 STEPS: tuple[str, ...] = (
     "goals", "questions", "research", "design", "phasing", "structure",
@@ -18,36 +28,64 @@ SKIPPED_DIRS: frozenset[str] = frozenset({"ci", "telemetry"})
 TASKS_DIR = "tasks"
 
 #: The protocol's reviewer-tag grammar (generations.md §5): no fixed suffix.
-TAG_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+TAG_RE = CONTRACT.tag_re
 ROUND_DIR_RE = re.compile(r"round-([0-9]{2,})")
+#: `round-05-fanout/`: a round-NN prefix with a suffix (generations.md §8)
+SUFFIXED_ROUND_DIR_RE = re.compile(r"round-([0-9]{2,})-.+")
 TASK_DIR_RE = re.compile(r"task-([0-9]+)")
 _FINDING_RE = re.compile(r"(?P<tag>.+)\.finding-F(?P<num>[0-9]{2,})\.md")
-_SIDECAR_RE = re.compile(r"(?P<tag>.+)\.finding-F(?P<num>[0-9]{2,})\.score\.yml")
+#: `<finding stem>.score.<anything>`: both generations' suffixes and every other one
+_SIDECAR_RE = re.compile(r"(?P<tag>.+)\.finding-F(?P<num>[0-9]{2,})(?P<suffix>\.score\..+)")
 _CLEAN_RE = re.compile(r"(?P<tag>.+)\.clean\.md")
-_TASK_EXTRA_RE = re.compile(
-    r"visual-fidelity-claude\.skipped\.md"
-    r"|visual-fidelity-claude\.bypass-attempt-[0-9]{2,}\.md"
-    r"|(?:visual-fidelity-claude\.)?path-filtered\.md"
-)
-_ROUND_FILE_RE = re.compile(r"round-([0-9]{2,})(?P<suffix>\.diff|-[A-Za-z0-9-]+\.(?:md|txt|json))")
-#: Orchestrator files beside a round directory, by suffix.
+#: await-round.sh's clean marker `<tag>.NO_FINDINGS` (it counts as the tag's output)
+_NO_FINDINGS_RE = re.compile(r"(?P<tag>.+)\.NO_FINDINGS")
+VF_TAG = "visual-fidelity-claude"
+_VF_SKIP = f"{VF_TAG}.skipped.md"
+_VF_BYPASS_RE = re.compile(re.escape(VF_TAG) + r"\.bypass-attempt-(?P<num>[0-9]{2,})\.md")
+_VF_PATH_FILTERED = frozenset({"path-filtered.md", f"{VF_TAG}.path-filtered.md"})
+_ROUND_FILE_RE = re.compile(
+    r"round-([0-9]{2,})(?P<suffix>\.diff|-[A-Za-z0-9-]+\.(?:md|txt|json))")
+#: Files a round directory may hold for its own NN (generations.md §4).
+ROUND_INSIDE_SUFFIXES: frozenset[str] = frozenset({".diff", "-verifier-disabled.md"})
+#: Orchestrator files beside a round directory, by suffix (contract §1, generations.md §4).
 ROUND_SIDE_SUFFIXES: frozenset[str] = frozenset({
     ".diff", "-verified.md", "-dispositions.md", "-commit.txt", "-scope-set.txt",
-    "-verifier-disabled.md", "-guard.json",
+    "-verifier-disabled.md", "-guard.json", "-base.txt", "-results.md",
 })
 #: Names that `watch` ignores while they exist (editors, partial downloads).
 _WATCH_TEMP_RE = re.compile(r".*(?:~|\.sw[a-z]|\.tmp|\.part)|\.#.*|.*___jb_...___")
+#: At most this many significant digits are read as a number (Python refuses int() of
+#: more than 4,300, and a value must never make a rule's cost grow with it).
+MAX_DIGITS = 1000
 
 
 class Kind(Enum):
     FINDING = "finding"
     CLEAN = "clean"
-    SIDECAR = "sidecar"
-    ORCHESTRATOR = "orchestrator"  # task extras and the per-task verifier bypass
+    NO_FINDINGS = "no_findings"  #: `<tag>.NO_FINDINGS`, await-round's clean marker
+    SIDECAR = "sidecar"  #: `<finding stem>.score.md` or `.score.yml` (:attr:`FileName.suffix`)
+    SIDECAR_OTHER = "sidecar_other"  #: any other `<finding stem>.score.*`
+    VF_SKIP = "vf_skip"  #: visual-fidelity skip sentinel (tasks)
+    VF_BYPASS = "vf_bypass"  #: visual-fidelity bypass record (tasks)
+    ORCHESTRATOR = "orchestrator"  #: visual-fidelity path-filtered notes (tasks)
+    ROUND_FILE = "round_file"  #: `round-NN.diff`, `round-NN-verifier-disabled.md`
+    KEPT_LIST = "kept_list"  #: the fan-in's `kept-findings.txt`
+    FANIN_AUDIT = "fanin_audit"  #: the fan-in's `.verifier-fan-in-audit.json` (hidden)
+    MANIFEST = "manifest"  #: `.dispatch-manifest.json` (hidden)
     HIDDEN = "hidden"
     BAD_TAG = "bad_tag"
     BAD_FINDING_NAME = "bad_finding_name"
     UNKNOWN = "unknown"
+
+
+#: kinds that stand for a tag's "no findings" (round-contract §4; await-round.sh)
+CLEAN_KINDS: frozenset[Kind] = frozenset({Kind.CLEAN, Kind.NO_FINDINGS})
+#: kinds that are reviewer output, judged with the per-file rules
+OUTPUT_KINDS: frozenset[Kind] = frozenset({Kind.FINDING, Kind.CLEAN, Kind.SIDECAR,
+                                           Kind.VF_SKIP, Kind.VF_BYPASS})
+#: kinds found only in task rounds (elsewhere: unknown_file_in_round_dir)
+TASK_ONLY_KINDS: frozenset[Kind] = frozenset({Kind.VF_SKIP, Kind.VF_BYPASS,
+                                              Kind.ORCHESTRATOR})
 
 
 @dataclass(frozen=True)
@@ -57,42 +95,98 @@ class FileName:
     name: str
     kind: Kind
     tag: str | None = None
-    fnum: int | None = None
-    base_kind: Kind | None = None  #: for BAD_TAG: what the name looked like
+    fnum: int | None = None  #: F number of a finding or sidecar; NN of a round file
+    suffix: str | None = None  #: a sidecar's `.score.*` suffix; a round file's suffix
+
+
+_SPECIAL: dict[str, Kind] = {KEPT_FINDINGS: Kind.KEPT_LIST, FANIN_AUDIT: Kind.FANIN_AUDIT,
+                             DISPATCH_MANIFEST: Kind.MANIFEST}
 
 
 def classify(name: str) -> FileName:
     """Classify a file name found inside a round directory."""
+    special = _SPECIAL.get(name)
+    if special is not None:
+        return FileName(name, special)
     if name.startswith("."):
         return FileName(name, Kind.HIDDEN)
-    for regex, kind in ((_SIDECAR_RE, Kind.SIDECAR), (_FINDING_RE, Kind.FINDING),
-                        (_CLEAN_RE, Kind.CLEAN)):
-        m = regex.fullmatch(name)
-        if m:
-            tag = m.group("tag")
-            num = m.groupdict().get("num")
-            if not TAG_RE.fullmatch(tag):
-                return FileName(name, Kind.BAD_TAG, tag=tag, base_kind=kind)
-            return FileName(name, kind, tag=tag, fnum=int(num) if num else None)
-    if _TASK_EXTRA_RE.fullmatch(name) or _is_round_side_file(name, "-verifier-disabled.md"):
+    m = _SIDECAR_RE.fullmatch(name)
+    if m:
+        suffix = m.group("suffix")
+        kind = Kind.SIDECAR if suffix in SIDECAR_SUFFIXES else Kind.SIDECAR_OTHER
+        return _tagged(name, kind, m.group("tag"), m.group("num"), suffix)
+    m = _FINDING_RE.fullmatch(name)
+    if m:
+        return _tagged(name, Kind.FINDING, m.group("tag"), m.group("num"))
+    if name == _VF_SKIP:
+        return FileName(name, Kind.VF_SKIP, tag=VF_TAG)
+    m = _VF_BYPASS_RE.fullmatch(name)
+    if m:
+        return _numbered(name, Kind.VF_BYPASS, m.group("num"), tag=VF_TAG)
+    m = _CLEAN_RE.fullmatch(name)
+    if m:
+        return _tagged(name, Kind.CLEAN, m.group("tag"))
+    m = _NO_FINDINGS_RE.fullmatch(name)
+    if m:
+        return _tagged(name, Kind.NO_FINDINGS, m.group("tag"))
+    if name in _VF_PATH_FILTERED:
         return FileName(name, Kind.ORCHESTRATOR)
-    if ".finding-" in name and name.endswith(".md"):
+    m = _ROUND_FILE_RE.fullmatch(name)
+    if m and m.group("suffix") in ROUND_INSIDE_SUFFIXES:
+        return _numbered(name, Kind.ROUND_FILE, m.group(1), suffix=m.group("suffix"))
+    if (".finding-" in name and name.endswith(".md")) or name.endswith(SIDECAR_SUFFIXES):
         return FileName(name, Kind.BAD_FINDING_NAME)
     return FileName(name, Kind.UNKNOWN)
 
 
-def _is_round_side_file(name: str, suffix: str) -> bool:
-    m = _ROUND_FILE_RE.fullmatch(name)
-    return bool(m and m.group("suffix") == suffix)
+def _tagged(name: str, kind: Kind, tag: str, digits: str | None = None,
+            suffix: str | None = None) -> FileName:
+    if not TAG_RE.fullmatch(tag):
+        return FileName(name, Kind.BAD_TAG, tag=tag)
+    if digits is None:
+        return FileName(name, kind, tag=tag)
+    return _numbered(name, kind, digits, tag=tag, suffix=suffix)
+
+
+def _numbered(name: str, kind: Kind, digits: str, tag: str | None = None,
+              suffix: str | None = None) -> FileName:
+    number = bounded_number(digits)
+    if number is None:  # thousands of digits: not a number
+        return FileName(name, Kind.BAD_FINDING_NAME if tag else Kind.UNKNOWN, tag=tag)
+    return FileName(name, kind, tag=tag, fnum=number, suffix=suffix)
+
+
+def bounded_number(digits: str) -> int | None:
+    """Decimal *digits* as an int when they have at most :data:`MAX_DIGITS` significant
+    digits; None otherwise (never the int-digits ValueError)."""
+    significant = digits.lstrip("0")
+    if len(significant) > MAX_DIGITS or not digits.isascii() or not digits.isdigit():
+        return None
+    return int(significant or "0")
+
+
+def is_fanin_finding_glob(name: str) -> bool:
+    """The fan-in's own selection of findings: `*.finding-F*.md` that is not a sidecar
+    (verifier-fan-in.sh's glob), whatever the tag or number looks like."""
+    return (".finding-F" in name and name.endswith(".md")
+            and not name.endswith(SIDECAR_SUFFIXES) and not name.startswith("."))
 
 
 def round_number(dirname: str) -> int | None:
     """The round of a `round-NN` directory name, or None when it is not one (or is 0)."""
     m = ROUND_DIR_RE.fullmatch(dirname)
-    if not m:
-        return None
-    n = int(m.group(1))
-    return n if n >= 1 else None
+    return _positive(m.group(1)) if m else None
+
+
+def suffixed_round_number(dirname: str) -> int | None:
+    """NN of a `round-NN-<suffix>` directory (`round-05-fanout`), or None."""
+    m = SUFFIXED_ROUND_DIR_RE.fullmatch(dirname)
+    return _positive(m.group(1)) if m else None
+
+
+def _positive(digits: str) -> int | None:
+    n = bounded_number(digits)
+    return n if n is not None and n >= 1 else None
 
 
 def looks_like_round_dir(dirname: str) -> bool:
@@ -105,7 +199,8 @@ def round_side_file(name: str) -> tuple[int, str] | None:
     m = _ROUND_FILE_RE.fullmatch(name)
     if not m:
         return None
-    return int(m.group(1)), m.group("suffix")
+    n = _positive(m.group(1))
+    return (n, m.group("suffix")) if n is not None else None
 
 
 def is_legacy_round_file(name: str) -> bool:
@@ -119,16 +214,21 @@ def is_watch_temp(name: str) -> bool:
     return name.startswith(".") or bool(_WATCH_TEMP_RE.fullmatch(name))
 
 
+def side_file_name(round_no: int, suffix: str) -> str:
+    """`round-03` + `-commit.txt` -> `round-03-commit.txt` (files beside a round)."""
+    return f"round-{round_no:02d}{suffix}"
+
+
 def status_file_name(round_no: int) -> str:
-    return f"round-{round_no:02d}-guard.json"
+    return side_file_name(round_no, "-guard.json")
 
 
 def verified_file_name(round_no: int) -> str:
-    return f"round-{round_no:02d}-verified.md"
+    return side_file_name(round_no, "-verified.md")
 
 
 def verifier_disabled_name(round_no: int) -> str:
-    return f"round-{round_no:02d}-verifier-disabled.md"
+    return side_file_name(round_no, "-verifier-disabled.md")
 
 
 def normalise_step(step: str) -> str:

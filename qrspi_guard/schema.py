@@ -1,75 +1,93 @@
-"""The finding contract's values (round-contract §3, §4), and its JSON Schema.
-
-The enums, keys and id pattern are defined once here; the rules check against them
-and ``qrspi-guard schema`` renders the same values as JSON Schema through pydantic
-models (built only when asked for, so the hot path never imports pydantic).
+"""JSON Schemas of what reviewers and the verifier write (round-contract §3, §4;
+generations.md §2), rendered from the contract value through pydantic models (built
+only when asked for, so the hot path never imports pydantic).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-SEVERITIES: tuple[str, ...] = ("low", "medium", "high")
-CHANGE_TYPES: tuple[str, ...] = ("style", "clarity", "correctness", "scope", "intent")
-#: change types the review loop auto-applies (and the verifier may drop)
-AUTO_APPLY: frozenset[str] = frozenset({"style", "clarity", "correctness"})
-FINDING_KEYS: tuple[str, ...] = (
-    "finding_id", "severity", "change_type", "referenced_files", "artifact", "round", "reviewer",
-)
-CLEAN_KEYS: tuple[str, ...] = ("reviewer", "round", "findings")
-CLEAN_VARIANT_KEYS: tuple[str, ...] = ("finding_id", "artifact")
-FINDING_ID_PATTERN = r"^R[0-9]+-F[0-9]+$"
-FINDING_ID_RE = re.compile(r"R([0-9]+)-F([0-9]+)")
-TAG_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
-REFERENCE_RANGE_RE = re.compile(r"[0-9]+|[0-9]+-[0-9]+|L[0-9]+|L[0-9]+-L[0-9]+")
-VERIFY_FAILED = "VERIFY_FAILED"
-#: verifier scores below this drop an auto-apply finding (round-contract §5)
-KEEP_THRESHOLD = 80
+from qrspi_guard.contract.generations import CONTRACT, FAN_IN, FindingContract
+
+# The contract's values, re-exported for the modules and tools that import them here;
+# they are defined once, in qrspi_guard.contract.generations.
+SEVERITIES: tuple[str, ...] = CONTRACT.severities
+CHANGE_TYPES: tuple[str, ...] = CONTRACT.change_types
+AUTO_APPLY: frozenset[str] = CONTRACT.auto_apply
+FINDING_KEYS: tuple[str, ...] = CONTRACT.finding_keys
+CLEAN_KEYS: tuple[str, ...] = CONTRACT.clean_keys
+CLEAN_VARIANT_KEYS: tuple[str, ...] = CONTRACT.clean_variant_keys
+FINDING_ID_PATTERN = CONTRACT.finding_id_schema
+FINDING_ID_RE = CONTRACT.finding_id_re
+TAG_PATTERN = CONTRACT.tag_schema
+REFERENCE_RANGE_RE = CONTRACT.reference_range_re
+VERIFY_FAILED = CONTRACT.verify_failed
 
 
-def json_schemas() -> dict[str, Any]:
-    """JSON Schemas of a finding's frontmatter, a clean sentinel and a sidecar."""
+def json_schemas(contract: FindingContract = CONTRACT) -> dict[str, Any]:
+    """JSON Schemas of a finding's frontmatter, a clean sentinel and both generations'
+    sidecars, from *contract*."""
     from typing import Annotated, Literal
 
     from pydantic import BaseModel, ConfigDict, Field
 
-    Severity = Literal[SEVERITIES]  # type: ignore[valid-type]
-    ChangeType = Literal[CHANGE_TYPES]  # type: ignore[valid-type]
-    Tag = Annotated[str, Field(pattern=TAG_PATTERN)]
+    Severity = Literal[contract.severities]  # type: ignore[valid-type]
+    ChangeType = Literal[contract.change_types]  # type: ignore[valid-type]
+    Tag = Annotated[str, Field(pattern=contract.tag_schema)]
+    failed = contract.verify_failed
+    statuses = FAN_IN.sidecar.statuses
 
     class Finding(BaseModel):
         """Frontmatter of `<tag>.finding-F<NN>.md`; the body after it is the message."""
 
         # extra keys are a warning (unknown_frontmatter_key), not an error: allowed here
         model_config = ConfigDict(extra="allow", title="QRSPI finding frontmatter")
-        finding_id: Annotated[str, Field(pattern=FINDING_ID_PATTERN, examples=["R3-F02"])]
+        finding_id: Annotated[str, Field(pattern=contract.finding_id_schema,
+                                         examples=["R3-F02"])]
         severity: Severity
         change_type: ChangeType
         referenced_files: list[str]
         artifact: str = Field(min_length=1)
         round: int = Field(ge=1)
         reviewer: Tag
+        actual_model: str | None = Field(None, description="audit field (fan-in runs)")
 
     class CleanSentinel(BaseModel):
         """Frontmatter of `<tag>.clean.md`."""
 
         model_config = ConfigDict(extra="allow", title="QRSPI clean sentinel")
         reviewer: Tag
-        round: int = Field(ge=1)
+        round: int | None = Field(None, ge=1, description="required in apply-fix rounds; "
+                                  "the fan-in splitter writes none")
         findings: Literal[0] = Field(
             0, description="canonical; its absence is warning clean_noncanonical")
+        actual_model: str | None = Field(None, description="audit field (fan-in runs)")
 
     class Sidecar(BaseModel):
-        """`<tag>.finding-F<NN>.score.yml`, written by the verifier."""
+        """`<tag>.finding-F<NN>.score.yml`, written by the apply-fix verifier."""
 
-        model_config = ConfigDict(extra="forbid", title="QRSPI verifier sidecar")
-        score: int | Literal["VERIFY_FAILED"] = Field(
-            description="0..100, no leading zero; or VERIFY_FAILED")
+        model_config = ConfigDict(extra="forbid", title="QRSPI verifier sidecar (apply-fix)")
+        score: int | Literal[failed] = Field(  # type: ignore[valid-type]
+            description=f"0..100, no leading zero; or {failed}")
         reason: str
 
+    class FanInSidecar(BaseModel):
+        """Frontmatter of `<tag>.finding-F<NN>.score.md`, written by the fan-in verifier
+        (the prose after it is free)."""
+
+        model_config = ConfigDict(extra="allow", title="QRSPI verifier sidecar (fan-in)")
+        verifier_status: Literal[statuses] | None = Field(  # type: ignore[valid-type]
+            None, description="absent is accepted with a score")
+        score: int | None = Field(None, ge=0, le=100,
+                                  description="required unless verifier_status is failed")
+        failure_reason: str | None = Field(None, description="required when failed")
+        actual_model: str | None = None
+        defect_class: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=30)
+        reason: str | None = None
+
     out: dict[str, Any] = {}
-    for name, model in (("finding", Finding), ("clean", CleanSentinel), ("sidecar", Sidecar)):
+    for name, model in (("finding", Finding), ("clean", CleanSentinel), ("sidecar", Sidecar),
+                        ("fanin-sidecar", FanInSidecar)):
         schema = model.model_json_schema()
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         out[name] = schema

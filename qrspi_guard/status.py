@@ -14,7 +14,11 @@ from qrspi_guard.layout import status_file_name
 SCHEMA = "qrspi-guard/round-status/1"
 
 
-def status_path(result: RoundResult) -> str:
+def status_path(result: RoundResult) -> str | None:
+    """Where the round's status file goes; None for pseudo-rounds and `round-NN-<suffix>/`
+    directories, which never get one (generations.md §8)."""
+    if not result.ref.has_status_file or result.ref.round is None:
+        return None
     return os.path.join(result.ref.step_dir, status_file_name(result.ref.round))
 
 
@@ -26,6 +30,8 @@ def status_document(result: RoundResult, now: datetime | None = None) -> dict[st
         "step": result.ref.step,
         "round": result.ref.round,
         "status": result.status,
+        "protocol": result.protocol,
+        "config_source": result.config_source,
         "checked_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "expected_tags": result.expected_tags,
         "reported_tags": result.reported_tags,
@@ -62,10 +68,11 @@ def write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-def write_status(result: RoundResult, now: datetime | None = None) -> str:
-    """Write the round's status file; returns its path."""
+def write_status(result: RoundResult, now: datetime | None = None) -> str | None:
+    """Write the round's status file; returns its path (None: the round has none)."""
     path = status_path(result)
-    write_atomic(path, render(status_document(result, now)))
+    if path is not None:
+        write_atomic(path, render(status_document(result, now)))
     return path
 
 

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# Every file the fast path accepts is re-judged by the full rules, in this process and in
+# every console script the tests start: a difference is a failure (fastjudge.VERIFY).
+os.environ["QRSPI_GUARD_VERIFY_FASTPATH"] = "1"
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures" / "rounds"
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"

@@ -252,7 +252,9 @@ def test_other_names_in_a_round_are_refused(run: Path, name: str, cause: str) ->
 
 def test_task_round_orchestrator_extras_are_allowed(run: Path) -> None:
     path = run / "reviews" / "tasks" / "task-01" / "round-01" / "visual-fidelity-claude.skipped.md"
-    assert decide(write_payload(path, "skipped\n")).action == "allow"
+    sentinel = "---\nskip_reason: empty_wireframe_paths\npath_filtered: false\n---\n"
+    assert decide(write_payload(path, sentinel)).action == "allow"
+    assert causes(decide(write_payload(path, "skipped\n"))) == ["vf_sentinel_invalid"]
 
 
 def test_clean_sentinel_beside_existing_findings_is_refused(run: Path) -> None:

@@ -303,8 +303,34 @@ def test_verified_totals_mismatch_and_sidecar_missing(run: Run) -> None:
 def test_verifier_disabled_file_waives_sidecars_and_verify_failed(run: Run) -> None:
     _verified_round(run, "scored: 0\nkept: 3\ndropped: 0\nfailed: 1\nclean: 1\n",
                     {1: "VERIFY_FAILED"})
-    run.write("reviews/design/round-01-verifier-disabled.md", "user chose skip\n")
+    run.write("reviews/design/round-01-verifier-disabled.md",
+              "---\ntimestamp: 2026-05-05T15:30:00Z\nreason: verifier timed out\n"
+              "finding_count: 3\n---\n")
     assert [d.cause for d in check(str(run.root)).diagnostics] == []
+
+
+@pytest.mark.parametrize("marker", [
+    "",  # zero bytes
+    "user chose skip\n",  # no frontmatter
+    "---\nreason: skip\nround: 2\ncreated_by: user\n---\n",  # another round
+    "---\nreason: '  '\nround: 1\ncreated_by: user\n---\n",  # blank reason
+    "---\ntimestamp: 2026-05-05T15:30:00Z\nreason: skip\n---\n",  # no finding_count
+], ids=["empty", "prose", "other-round", "blank-reason", "no-count"])
+def test_a_malformed_verifier_marker_waives_nothing(run: Run, marker: str) -> None:
+    _verified_round(run, "scored: 0\nkept: 3\ndropped: 0\nfailed: 1\nclean: 1\n",
+                    {1: "VERIFY_FAILED"})
+    run.write("reviews/design/round-01-verifier-disabled.md", marker)
+    got = {d.cause: d.level for d in check(str(run.root)).diagnostics}
+    assert got.get("verifier_marker_invalid") == "warning"
+    assert "verify_failed" in got and "sidecar_missing" in got
+
+
+def test_an_implement_marker_inside_a_task_round_waives_its_sidecars(run: Run) -> None:
+    run.config("second_reviewer: false\nverifier_enabled: true\n")
+    run.finding("tasks/task-02", 3, "quality-claude", artifact="task-02")
+    run.write("reviews/tasks/task-02/round-03/round-03-verifier-disabled.md",
+              "---\nreason: user approved\nround: 3\ncreated_by: main-chat\n---\n")
+    assert [d.cause for d in check(str(run.root), require_sidecars=True).diagnostics] == []
 
 
 def test_sidecar_missing_is_a_warning_for_plan(run: Run) -> None:
@@ -369,11 +395,20 @@ def test_layout_skips_and_legacy(run: Run) -> None:
     run.write("reviews/ci/notes.md", "ci")
     run.write("reviews/design-loop-pause-round-02.md", "paused")
     run.write("reviews/design/round-01-claude.md", "old single-file round")
-    run.write("reviews/spec-109/round-01/x.md", "old")
+    run.write("reviews/spec-109/round-01-claude.md", "old")
     run.write("reviews/design/notes/round.md", "not a round")
     (run.root / "reviews/design/round-00").mkdir()
     got = sorted(d.cause for d in check(str(run.root)).diagnostics)
     assert got == ["bad_round_dir_name", "legacy_layout", "legacy_layout"]
+
+
+def test_an_unknown_step_directory_with_rounds_is_judged_like_a_task_round(run: Run) -> None:
+    run.finding("integration-wave-23", 1, "quality-claude", artifact="integration",
+                change_type="corectness")
+    run.clean("integration-wave-23", 1, "spec-gpt55")
+    got = [(d.cause, d.level) for d in check(str(run.root)).diagnostics]
+    # per-file rules apply, the matrix does not (no unrouted_tag, no expected tags)
+    assert got == [("unknown_step_dir", "warning"), ("change_type_out_of_enum", "error")]
 
 
 def test_round_dir_entries(run: Run, tmp_path: Path) -> None:

@@ -27,8 +27,9 @@ from qrspi_guard.report import FORMATS, ReportOptions
 @click.option("--no-color", is_flag=True, help="Never colour the text output.")
 def check(paths: tuple[str, ...], fmt: str, strict: bool, step: str | None,
           second_reviewer: bool | None, verifier: bool | None, require_sidecars: bool,
-          expect: str | None, config_file: str | None, write_status: bool, fix: bool,
-          output: str | None, quiet: bool, no_color: bool) -> None:
+          expect: str | None, config_file: str | None, protocol: str, round_no: int | None,
+          write_status: bool, fix: bool, output: str | None, quiet: bool,
+          no_color: bool) -> None:
     """Validate review rounds under PATH (default: .) and exit 0, 1 (halt) or 2.
 
     \b
@@ -42,7 +43,7 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, step: str | None,
     from qrspi_guard.textsafe import one_line
 
     overrides = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
-                                config_file)
+                                config_file, protocol, round_no)
     if fix:
         from qrspi_guard.fix import fix_trailing_newlines
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from qrspi_guard.config import Overrides
+from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.layout import TAG_RE
 
 
@@ -26,6 +27,13 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--config", "config_file", metavar="FILE",
                      type=click.Path(exists=True, dir_okay=False),
                      help="Use FILE as the run's config.md."),
+        click.option("--protocol", type=click.Choice(PROTOCOL_CHOICES), default="auto",
+                     show_default=True,
+                     help="Judge every round as this protocol generation (auto: tell each "
+                     "round's from its files)."),
+        click.option("--round", "round_no", type=click.IntRange(min=1, max=999_999_999),
+                     metavar="N", help="The round of a directory that holds reviewer output "
+                     "but is not named round-NN (default: from its findings' finding_id)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -34,7 +42,8 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bool | None,
                     require_sidecars: bool, expect: str | None,
-                    config_file: str | None) -> Overrides:
+                    config_file: str | None, protocol: str = "auto",
+                    round_no: int | None = None) -> Overrides:
     from qrspi_guard.layout import STEPS, TASK_DIR_RE
     from qrspi_guard.matrix import rows_for
 
@@ -51,4 +60,5 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
             raise click.BadParameter(f"not a reviewer tag: {bad[0] if bad else expect!r}",
                                      param_hint="--expect")
     return Overrides(step=step, second_reviewer=second_reviewer, verifier=verifier,
-                     require_sidecars=require_sidecars, expect=tags, config_file=config_file)
+                     require_sidecars=require_sidecars, expect=tags, config_file=config_file,
+                     protocol=protocol, round_no=round_no)

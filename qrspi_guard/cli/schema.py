@@ -6,7 +6,7 @@ import click
 
 
 @click.command()
-@click.option("--kind", type=click.Choice(["all", "finding", "clean", "sidecar"]),
+@click.option("--kind", type=click.Choice(["all", "finding", "clean", "sidecar", "fanin-sidecar"]),
               default="all", show_default=True)
 def schema(kind: str) -> None:
     """Print JSON Schema (2020-12) generated from the guard's pydantic models.

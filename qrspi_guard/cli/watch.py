@@ -28,7 +28,7 @@ from qrspi_guard.cli.options import build_overrides, override_options
 def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
           events_file: str | None, step: str | None, second_reviewer: bool | None,
           verifier: bool | None, require_sidecars: bool, expect: str | None,
-          config_file: str | None) -> None:
+          config_file: str | None, protocol: str, round_no: int | None) -> None:
     """Watch ROOT (default: .) and keep every round-NN-guard.json current.
 
     Prints one line per change of a round's status; stops cleanly on SIGINT or SIGTERM
@@ -44,7 +44,7 @@ def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
     from qrspi_guard.watch.loop import Options, Watcher, install_signal_handlers
 
     overrides = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
-                                config_file)
+                                config_file, protocol, round_no)
 
     def out(line: str) -> None:
         click.echo(line)

@@ -31,6 +31,8 @@ def document(result: CheckResult, options: ReportOptions) -> dict[str, Any]:
                 "step": r.ref.step,
                 "round": r.ref.round,
                 "status": r.status,
+                "protocol": r.protocol,
+                "config_source": r.config_source,
                 "files": r.files,
                 "expected_tags": r.expected_tags,
                 "reported_tags": r.reported_tags,

@@ -1,6 +1,8 @@
 """Per-file rules: one file's bytes, name and place -> facts and diagnostics.
 
-These apply as soon as a file settles; nothing here looks at other files.
+These apply as soon as a file settles; nothing here looks at other files. The contract
+(enums, keys, patterns) comes from the place's generation (:attr:`Place.gen`), never
+from a copy of it.
 """
 
 from __future__ import annotations
@@ -11,33 +13,34 @@ from functools import partial
 from typing import Any
 
 from qrspi_guard import frontmatter as fm
+from qrspi_guard.contract.generations import DEFAULT_GENERATION, FindingContract, Generation
 from qrspi_guard.diagnostics import Diagnostic, describe, diag, untrusted
-from qrspi_guard.layout import FileName, Kind, normalise_step
-from qrspi_guard.schema import (
-    CHANGE_TYPES,
-    CLEAN_KEYS,
-    CLEAN_VARIANT_KEYS,
-    FINDING_ID_RE,
-    FINDING_KEYS,
-    REFERENCE_RANGE_RE,
-    SEVERITIES,
-    VERIFY_FAILED,
-)
+from qrspi_guard.layout import TASK_ONLY_KINDS, FileName, Kind, bounded_number, normalise_step
+from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines, judge_sidecar
 
-_BOUNDARY = "<<<FINDING-BOUNDARY>>>"
 _FEEDBACK_REF_RE = re.compile(r"(?:\./)?feedback/[^/\s]+\.md")
 _FEEDBACK_MENTION_RE = re.compile(r"(?<![\w./-])(?:\./)?feedback/[\w.-]+\.md")
 _RANGE_SUFFIX_RE = re.compile(r":L?[0-9]+(?:-L?[0-9]+)?$")
+#: visual-fidelity skip sentinel (generations.md §5)
+VF_SKIP_REASONS: tuple[str, ...] = (
+    "visual_fidelity_required_false", "missing_visual_fidelity_check",
+    "empty_wireframe_paths", "empty_screenshot_paths",
+)
 
 
 @dataclass(frozen=True)
 class Place:
-    """Where a file is: its display path and its round's step and number."""
+    """Where a file is: its display path, its round's step and number, and the protocol
+    generation the round is judged by."""
 
     path: str
     step: str | None  #: step directory name, e.g. `design`, `integration`, `task-03`
     round: int | None
     is_task: bool = False
+    gen: Generation = DEFAULT_GENERATION
+    #: read each finding's `change_type:` line as the fan-in does (a verified fan-in
+    #: round: its recount needs it)
+    fanin_fields: bool = False
 
 
 @dataclass
@@ -48,11 +51,17 @@ class FileFacts:
     kind: Kind
     tag: str | None = None
     fnum: int | None = None
+    suffix: str | None = None  #: a sidecar's `.score.*` suffix
     finding_id: str | None = None
     change_type: str | None = None  #: the valid change_type, else None
     escalated: bool = False  #: cites feedback/*.md
-    score: int | str | None = None  #: sidecar: int in range, VERIFY_FAILED, or None
+    score: int | None = None  #: sidecar: the readable score 0..100, else None
+    verify_failed: bool = False  #: sidecar: VERIFY_FAILED / verifier_status: failed
     parsed: bool = False
+    #: finding: the first `change_type:` line as verifier-fan-in.sh reads it ("" when
+    #: absent or empty); None when not read (:attr:`Place.fanin_fields` off)
+    fanin_change_type: str | None = None
+    stands_for_output: bool = False  #: a valid visual-fidelity skip sentinel
 
 
 @dataclass
@@ -63,10 +72,12 @@ class FileReport:
 
 def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
     """Judge one round-directory file's bytes. Never raises on any input."""
-    facts = FileFacts(fname.name, fname.kind, fname.tag, fname.fnum)
+    facts = FileFacts(fname.name, fname.kind, fname.tag, fname.fnum, fname.suffix)
     report = FileReport(facts)
     d = partial(diag, file=fname.name, path=place.path, step=place.step, round=place.round)
     out = report.diagnostics
+    if place.fanin_fields and fname.kind is Kind.FINDING:
+        facts.fanin_change_type = fanin_change_type(data)
     decoded = fm.decode(data)
     if isinstance(decoded, fm.ByteFailure):
         out.append(d(decoded.cause, decoded.message, line=decoded.line))
@@ -76,7 +87,9 @@ def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
     if decoded.had_crlf:
         out.append(d("crlf_line_endings", "file has CR LF line endings; use LF", line=1))
     if fname.kind is Kind.SIDECAR:
-        _judge_sidecar(decoded.text, facts, d, out)
+        got = judge_sidecar(decoded.text, fname.suffix, d, out)
+        facts.score, facts.verify_failed = got.score, got.verify_failed
+        facts.parsed = True
         return report
     text = decoded.text
     if text and not (text.endswith("\n") and not text.endswith("\n\n")):
@@ -85,17 +98,32 @@ def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
                       line=text.count("\n") + 1))
     doc = fm.parse(text)
     if isinstance(doc, fm.ParseFailure):
+        if fname.kind is Kind.VF_SKIP:
+            out.append(d("vf_sentinel_invalid", f"the skip sentinel cannot be read "
+                         f"({doc.message}), so it does not stand for {fname.tag}'s output",
+                         line=doc.line))
+            return report
         out.append(d(doc.cause, doc.message, line=doc.line))
         return report
     facts.parsed = True
     for key, line in doc.duplicates:
         out.append(d("duplicate_key", f"key {untrusted(key)!s} appears more than once",
                       line=line, field=untrusted(key)))
-    if fname.kind is Kind.FINDING:
+    if fname.kind in (Kind.FINDING, Kind.VF_BYPASS):
         _judge_finding(doc, fname, place, facts, d, out)
+    elif fname.kind is Kind.VF_SKIP:
+        _judge_vf_skip(doc, fname, facts, d, out)
     else:
         _judge_clean(doc, fname, place, d, out)
     return report
+
+
+def fanin_change_type(data: bytes) -> str:
+    """A finding's `change_type:` as verifier-fan-in.sh reads it: its awk sees the raw
+    lines (a BOM or CR included), the first `---` line opens the frontmatter."""
+    lines = frontmatter_lines(data.decode("utf-8", "replace"))
+    got = fanin_field(lines, "change_type") if lines is not None else None
+    return got[0] if got is not None else ""
 
 
 # -- findings -----------------------------------------------------------------------
@@ -120,7 +148,9 @@ def _field_reporters(doc: fm.Document, d: Any, out: list[Diagnostic],
 def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFacts,
                    d: Any, out: list[Diagnostic]) -> None:
     data, lines = doc.data, doc.key_lines
+    contract = place.gen.contract
     missing, wrong = _field_reporters(doc, d, out, "required field")
+    bypass = fname.kind is Kind.VF_BYPASS
 
     # finding_id
     id_round = id_fnum = None
@@ -128,21 +158,25 @@ def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileF
         missing("missing_finding_id", "finding_id")
     else:
         fid = data["finding_id"]
-        m = FINDING_ID_RE.fullmatch(fid) if isinstance(fid, str) else None
-        if m is None:
+        id_re = contract.bypass_id_re if bypass else contract.finding_id_re
+        m = id_re.fullmatch(fid) if isinstance(fid, str) else None
+        numbers = (bounded_number(m.group(1)), bounded_number(m.group(2))) if m else None
+        if numbers is None or None in numbers:
+            shape = "R<round>-bypass-<NN>" if bypass else "R<round>-F<NN> (e.g. R3-F02)"
+            too_big = " (a number of over a thousand digits)" if m else ""
             wrong("finding_id_malformed", "finding_id",
-                  f"finding_id {_shown(fid)} does not match R<round>-F<NN> (e.g. R3-F02)")
+                  f"finding_id {_shown(fid)} does not match {shape}{too_big}")
         else:
             facts.finding_id = fid
-            id_round, id_fnum = int(m.group(1)), int(m.group(2))
+            id_round, id_fnum = numbers
     # severity, change_type
-    _enum(data, lines, "severity", SEVERITIES, "missing_severity", "severity_out_of_enum",
-          missing, wrong)
+    _enum(data, lines, "severity", contract.severities, "missing_severity",
+          "severity_out_of_enum", missing, wrong)
     if "change_type" not in data and "category" in data:
         missing("missing_change_type", "change_type",
                 f"; found category: {_shown(data['category'])}, which is not accepted "
                 "(rename it to change_type:)")
-    elif _enum(data, lines, "change_type", CHANGE_TYPES, "missing_change_type",
+    elif _enum(data, lines, "change_type", contract.change_types, "missing_change_type",
                "change_type_out_of_enum", missing, wrong):
         facts.change_type = data["change_type"]
     # referenced_files
@@ -157,7 +191,7 @@ def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileF
         else:
             refs = value
             for entry in refs:
-                problem = _reference_problem(entry)
+                problem = reference_problem(entry, contract)
                 if problem:
                     out.append(d("referenced_files_malformed",
                                  f"referenced_files entry {_shown(entry)} {problem}",
@@ -177,7 +211,7 @@ def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileF
         out.append(d("missing_message", "the finding has no message: the body after the "
                      "frontmatter is blank", line=doc.body_line))
     else:
-        _combined(doc, d, out)
+        _combined(doc, contract.boundary, d, out)
     # cross-field pins
     reviewer = data.get("reviewer")
     if isinstance(reviewer, str) and reviewer.strip() and reviewer != fname.tag:
@@ -190,13 +224,14 @@ def _judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileF
                      line=lines.get("finding_id")))
     artifact = data.get("artifact")
     if isinstance(artifact, str) and artifact.strip() and place.step:
-        allowed = _artifact_names(place)
+        allowed = artifact_names(place)
         if normalise_step(artifact) not in allowed:
             wrong("artifact_step_mismatch", "artifact",
                   f"artifact {_shown(artifact)} differs from the step "
                   f"({' or '.join(sorted(allowed))})")
     said_category = ("category",) if "change_type" not in data else ()
-    _unknown_keys(data, lines, FINDING_KEYS + said_category, "the finding contract", d, out)
+    _unknown_keys(data, lines, contract.allowed_finding_keys() + said_category,
+                  "the finding contract", d, out)
     # escalation (§6): only what the reviewer wrote, never the cited file's text
     cites = any(_FEEDBACK_REF_RE.fullmatch(_strip_ref(r)) for r in refs)
     if cites or _FEEDBACK_MENTION_RE.search(doc.body):
@@ -235,8 +270,9 @@ def _round_field(doc: fm.Document, key: str, missing: Any, wrong: Any) -> int | 
         missing("missing_round", key)
         return None
     raw = doc.raw.get(key)
-    if raw is not None and raw.isascii() and raw.isdigit() and int(raw) >= 1:
-        return int(raw)
+    number = bounded_number(raw) if raw is not None else None
+    if number is not None and number >= 1:
+        return number
     wrong("round_not_integer", key,
           f"{key} {_shown(raw if raw is not None else doc.data[key])} is not an integer >= 1")
     return None
@@ -253,16 +289,16 @@ def _round_pins(dir_round: int | None, field_round: int | None, id_round: int | 
                      line=doc.key_lines.get(line_key)))
 
 
-def _combined(doc: fm.Document, d: Any, out: list[Diagnostic]) -> None:
+def _combined(doc: fm.Document, boundary: str, d: Any, out: list[Diagnostic]) -> None:
     for offset, line in enumerate(doc.body.split("\n")):
-        if line.startswith("finding_id:") or line == _BOUNDARY:
+        if line.startswith("finding_id:") or line == boundary:
             out.append(d("combined_findings", "more than one finding in this file: "
                          f"body line {_shown(line)} starts another; write one finding per file",
                          line=doc.body_line + offset))
             return
 
 
-def _artifact_names(place: Place) -> set[str]:
+def artifact_names(place: Place) -> set[str]:
     step = place.step or ""
     if place.is_task:
         m = re.fullmatch(r"task-0*([0-9]+)", step)
@@ -275,12 +311,12 @@ def _strip_ref(entry: str) -> str:
     return entry[2:] if entry.startswith("./") else entry
 
 
-def _reference_problem(entry: str) -> str | None:
+def reference_problem(entry: str, contract: FindingContract) -> str | None:
     if not entry or any(ch.isspace() for ch in entry):
         return "is empty or contains whitespace"
     path, sep, suffix = entry.rpartition(":")
     if sep:
-        if not REFERENCE_RANGE_RE.fullmatch(suffix):
+        if not contract.reference_range_re.fullmatch(suffix):
             return "has a range suffix other than :N, :N-M, :LN, :LN-LM"
         if not path:
             return "has no path"
@@ -320,8 +356,9 @@ def _judge_clean(doc: fm.Document, fname: FileName, place: Place, d: Any,
     elif reviewer != fname.tag:
         wrong("reviewer_tag_mismatch", "reviewer",
               f"reviewer {_shown(reviewer)} differs from the file's tag {fname.tag}")
-    field_round = _round_field(doc, "round", missing, wrong)
-    _round_pins(place.round, field_round, None, doc, d, out)
+    if "round" in data or not place.gen.clean_round_optional:
+        field_round = _round_field(doc, "round", missing, wrong)
+        _round_pins(place.round, field_round, None, doc, d, out)
     if "findings" in data:
         if doc.raw.get("findings") != "0":
             wrong("clean_nonzero_findings", "findings",
@@ -329,68 +366,70 @@ def _judge_clean(doc: fm.Document, fname: FileName, place: Place, d: Any,
     else:
         out.append(d("clean_noncanonical", "clean sentinel has no findings: 0 (the fixture "
                      "variant shape); write reviewer, round, findings: 0", line=1))
-    _unknown_keys(data, lines, CLEAN_KEYS + CLEAN_VARIANT_KEYS, "a clean sentinel", d, out)
+    _unknown_keys(data, lines, place.gen.contract.allowed_clean_keys(), "a clean sentinel",
+                  d, out)
     if doc.body.strip():
         out.append(d("clean_has_body", "a clean sentinel has frontmatter only; text follows it",
                      line=doc.body_line))
 
 
-# -- verifier sidecars --------------------------------------------------------------
+# -- visual-fidelity skip sentinel (tasks) ---------------------------------------------
 
 
-def _judge_sidecar(text: str, facts: FileFacts, d: Any, out: list[Diagnostic]) -> None:
-    """Read line-wise like the shell consumers: `key: value`, first `: ` splits."""
-    values: dict[str, tuple[str, int]] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.strip() == "---" or not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-            out.append(d("sidecar_malformed", f"line {number} is not `key: value`",
-                         line=number))
-            return
-        if key in values:
-            out.append(d("duplicate_key", f"{key} appears more than once (line "
-                         f"{values[key][1]} and line {number}); shell readers disagree on which "
-                         "one counts", line=number, field=key))
-            continue
-        values[key] = (value.strip(), number)
-    if "score" not in values:
-        out.append(d("sidecar_malformed", "sidecar has no score line", line=1, field="score"))
+def _judge_vf_skip(doc: fm.Document, fname: FileName, facts: FileFacts, d: Any,
+                   out: list[Diagnostic]) -> None:
+    """It stands for the visual-fidelity reviewer's output when it gives a known
+    `skip_reason` and a boolean (or absent) `path_filtered` (generations.md §5)."""
+    data, lines = doc.data, doc.key_lines
+    reason = data.get("skip_reason")
+    problem = None
+    if "skip_reason" not in data:
+        problem = ("has no skip_reason", "skip_reason")
+    elif not isinstance(reason, str) or reason not in VF_SKIP_REASONS:
+        problem = (f"skip_reason {_shown(reason)} is not one of {', '.join(VF_SKIP_REASONS)}",
+                   "skip_reason")
+    elif "path_filtered" in data and not isinstance(data["path_filtered"], bool):
+        problem = (f"path_filtered {_shown(data['path_filtered'])} is neither true nor false",
+                   "path_filtered")
+    if problem is None:
+        facts.stands_for_output = True
         return
-    score, line = values["score"]
-    facts.parsed = True
-    if score == VERIFY_FAILED:
-        facts.score = VERIFY_FAILED
-    elif re.fullmatch(r"[+-]?[0-9]+", score):
-        if re.fullmatch(r"0|[1-9][0-9]*", score) and int(score) <= 100:
-            facts.score = int(score)
-        else:
-            out.append(d("score_out_of_range", f"score {_shown(score)} must be 0..100 with no "
-                         "leading zero or sign", line=line, field="score", value=score))
-    else:
-        out.append(d("sidecar_malformed", f"score {_shown(score)} is neither an integer nor "
-                     f"{VERIFY_FAILED}", line=line, field="score", value=score))
-        return
-    if "reason" not in values or not values["reason"][0]:
-        out.append(d("sidecar_malformed", "sidecar has no reason", field="reason",
-                     line=values.get("reason", ("", line))[1]))
+    message, key = problem
+    out.append(d("vf_sentinel_invalid", f"the skip sentinel {message}, so it does not stand "
+                 f"for {fname.tag}'s output", field=key,
+                 line=lines.get(key, doc.body_line - 1), value=data.get(key)))
 
 
 # -- names --------------------------------------------------------------------------
 
 
 def name_rule(fname: FileName, place: Place) -> Diagnostic | None:
-    """What a round-directory entry's name alone says (§2), or None when it is fine."""
+    """What a round-directory entry's name alone says (§2), or None when it is fine.
+
+    Sidecars named for the other generation are a round-level matter
+    (:mod:`qrspi_guard.rules.rounds`): which suffix is right depends on the round.
+    """
     d = partial(diag, file=fname.name, path=place.path, step=place.step, round=place.round)
     kind = fname.kind
     if kind is Kind.BAD_TAG:
         return d("bad_tag_name", f"tag {_shown(fname.tag)} does not match the tag grammar "
-                 "of lower-case letters, digits and hyphens (^[a-z0-9][a-z0-9-]*$)")
+                 f"of lower-case letters, digits and hyphens ({place.gen.contract.tag_schema})")
     if kind is Kind.BAD_FINDING_NAME:
-        return d("bad_finding_filename", f"{_shown(fname.name)} is not <tag>.finding-F<NN>.md")
-    if kind is Kind.UNKNOWN or (kind is Kind.ORCHESTRATOR and not place.is_task
-                                and not fname.name.endswith("-verifier-disabled.md")):
+        return d("bad_finding_filename", f"{_shown(fname.name)} is not <tag>.finding-F<NN>.md "
+                 "(nor a sidecar name <tag>.finding-F<NN>.score.md / .score.yml)")
+    unknown = (kind is Kind.UNKNOWN
+               or (kind in TASK_ONLY_KINDS and not place.is_task)
+               or (kind is Kind.ROUND_FILE and fname.fnum != place.round)
+               or (kind in (Kind.KEPT_LIST, Kind.FANIN_AUDIT)
+                   and fname.name not in place.gen.outputs_inside))
+    if unknown:
+        why = ""
+        if kind in (Kind.KEPT_LIST, Kind.FANIN_AUDIT):
+            why = f" (a fan-in output, in a round judged as {place.gen.name})"
+        elif kind in TASK_ONLY_KINDS:
+            why = " (a visual-fidelity file, which only task rounds hold)"
+        elif kind is Kind.ROUND_FILE:
+            why = " (it names another round)"
         return d("unknown_file_in_round_dir", f"{_shown(fname.name)} is not a finding, clean "
-                 "sentinel or verifier sidecar; a round holds reviewer output only")
+                 f"sentinel or verifier sidecar{why}; a round holds reviewer output only")
     return None

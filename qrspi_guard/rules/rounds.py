@@ -1,26 +1,38 @@
-"""Rules over a tag's files and over a whole round (round-contract §4, §5).
+"""Rules over a tag's files and over a whole round (contract §4, §5; generations.md §2-§5).
 
-Tag rules (duplicate ids, clean beside findings, F-number gaps, orphan sidecars,
-VERIFY_FAILED) hold as soon as the files are there. Completion rules (the matrix,
-required sidecars, the verified totals) apply only once the round is complete.
+Tag rules (duplicate ids, clean beside findings, F-number gaps, orphan and
+wrong-extension sidecars, VERIFY_FAILED) hold as soon as the files are there.
+Completion rules (the expected tags, required sidecars, the verifier's results) apply
+only once the round is complete. Everything here is a pure function of
+:class:`RoundFacts`, which the engine gathers (all reading happens before).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from qrspi_guard.contract.generations import DEFAULT_GENERATION, Generation, Thresholds
 from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.layout import Kind
+from qrspi_guard.layout import CLEAN_KINDS, Kind
 from qrspi_guard.matrix import Expectation
 from qrspi_guard.rules.files import FileFacts
-from qrspi_guard.schema import AUTO_APPLY, KEEP_THRESHOLD, VERIFY_FAILED
+from qrspi_guard.rules.verifier import (
+    Audit,
+    audit_problem,
+    fanin_recount,
+    glob_findings,
+    kept_list_problem,
+    verified_totals_problem,
+)
 
 #: steps whose missing sidecars are warnings, not halts (§5)
 SIDECAR_WARN_STEPS = frozenset({"plan", "integration", "test"})
-TOTAL_KEYS = ("scored", "kept", "dropped", "failed", "clean")
+#: at most this many missing F numbers are named in a fnum_gap message
+_GAP_SHOWN = 10
 
 
 @dataclass
@@ -32,14 +44,23 @@ class RoundFacts:
     round: int
     is_task: bool
     files: list[FileFacts]
-    expectation: Expectation | None = None  #: None: no matrix for this round
+    expectation: Expectation | None = None  #: None: no expected set for this round
     verifier_enabled: bool = True
-    waived: bool = False  #: round-NN-verifier-disabled.md present
-    verified: bool = False  #: round-NN-verified.md present
+    waived: bool = False  #: a well-formed round-NN-verifier-disabled.md
+    verified: bool = False  #: apply-fix: round-NN-verified.md beside; fan-in: outputs inside
     require_sidecars: bool = False
+    gen: Generation = DEFAULT_GENERATION
+    #: the project configuration's `thresholds` (exactly those, no alternative)
+    thresholds: Thresholds | None = None
     verified_path: str | None = None
     verified_totals: dict[str, Any] | None = None  #: frontmatter of round-NN-verified.md
     verified_error: str | None = None
+    #: fan-in outputs: the audit (None: absent) and the kept list's lines (None: absent)
+    audit: Audit | None = None
+    audit_path: str | None = None
+    kept_lines: list[str] | None = None
+    kept_path: str | None = None
+    names: set[str] = field(default_factory=set)  #: every entry name in the round
 
 
 @dataclass
@@ -50,8 +71,18 @@ class RoundVerdict:
     awaiting: list[str] = field(default_factory=list)
 
 
-def reported_tags(files: list[FileFacts]) -> list[str]:
-    return sorted({f.tag for f in files if f.tag and f.kind in (Kind.FINDING, Kind.CLEAN)})
+def reported_tags(files: Iterable[FileFacts]) -> list[str]:
+    """Tags that wrote output: findings, clean sentinels, or a valid skip sentinel."""
+    return sorted({f.tag for f in files if f.tag and (
+        f.kind is Kind.FINDING or f.kind in CLEAN_KINDS
+        or (f.kind is Kind.VF_SKIP and f.stands_for_output))})
+
+
+def sidecar_map(rf: RoundFacts) -> dict[tuple[str | None, int | None], FileFacts]:
+    """The round's sidecars of the right extension, by (tag, F number)."""
+    suffix = rf.gen.sidecar.suffix
+    return {(f.tag, f.fnum): f for f in rf.files
+            if f.kind is Kind.SIDECAR and f.suffix == suffix}
 
 
 def tag_rules(rf: RoundFacts) -> list[Diagnostic]:
@@ -61,10 +92,11 @@ def tag_rules(rf: RoundFacts) -> list[Diagnostic]:
     for f in rf.files:
         if f.tag:
             by_tag[f.tag].append(f)
+    right = rf.gen.sidecar.suffix
     for tag in sorted(by_tag):
         files = by_tag[tag]
         findings = [f for f in files if f.kind is Kind.FINDING]
-        cleans = [f for f in files if f.kind is Kind.CLEAN]
+        cleans = [f for f in files if f.kind in CLEAN_KINDS]
         seen: dict[str, str] = {}
         for f in sorted(findings, key=lambda f: f.name):
             if f.finding_id is None:
@@ -79,24 +111,46 @@ def tag_rules(rf: RoundFacts) -> list[Diagnostic]:
             out.append(d("clean_and_findings_coexist", f"{tag} has both {cleans[0].name} and "
                          f"{len(findings)} finding file(s): stale output of an earlier attempt",
                          file=cleans[0].name, path=_in(rf, cleans[0].name), tag=tag))
-        nums = sorted({f.fnum for f in findings if f.fnum is not None})
-        if nums:
-            missing = sorted(set(range(1, nums[-1] + 1)) - set(nums))
-            if missing:
-                shown = ", ".join(f"F{n:02d}" for n in missing[:10])
-                out.append(d("fnum_gap", f"{tag}'s findings skip {shown}", tag=tag,
-                             path=rf.path))
+        gap = _gap(sorted({f.fnum for f in findings if f.fnum is not None}))
+        if gap:
+            out.append(d("fnum_gap", f"{tag}'s findings skip {gap}", tag=tag, path=rf.path))
         finding_nums = {f.fnum for f in findings}
-        for f in files:
-            if f.kind is Kind.SIDECAR and f.fnum not in finding_nums:
+        for f in sorted(files, key=lambda f: f.name):
+            if f.kind is Kind.SIDECAR_OTHER or (f.kind is Kind.SIDECAR and f.suffix != right):
+                out.append(d("sidecar_wrong_extension", f"sidecar {f.name} is not named "
+                             f"<finding stem>{right}, as a {rf.gen.name} round's verifier "
+                             "writes it; its finding counts as having no sidecar",
+                             file=f.name, path=_in(rf, f.name), tag=tag))
+            elif f.kind is Kind.SIDECAR and f.fnum not in finding_nums:
                 out.append(d("orphan_sidecar", f"sidecar without its finding "
                              f"{tag}.finding-F{f.fnum:02d}.md", file=f.name,
                              path=_in(rf, f.name), tag=tag))
-    failed = [f for f in rf.files if f.kind is Kind.SIDECAR and f.score == VERIFY_FAILED]
+    failed = sorted((f for f in sidecar_map(rf).values() if f.verify_failed),
+                    key=lambda f: f.name)
     if failed and not rf.waived:
         out.append(d("verify_failed", f"Verifier returned VERIFY_FAILED for {len(failed)} "
                      "findings", path=rf.path, file=failed[0].name))
     return out
+
+
+def _gap(nums: list[int]) -> str:
+    """The F numbers missing from 1..max(nums), named up to a few and counted, in time
+    bounded by the number of findings (never by the values)."""
+    shown: list[str] = []
+    missing = 0
+    previous = 0
+    for n in nums:
+        if n > previous + 1:
+            missing += n - previous - 1
+            start = previous + 1
+            while start < n and len(shown) < _GAP_SHOWN:
+                shown.append(f"F{start:02d}")
+                start += 1
+        previous = n
+    if not missing:
+        return ""
+    more = missing - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def awaited(rf: RoundFacts) -> RoundVerdict:
@@ -111,68 +165,85 @@ def awaited(rf: RoundFacts) -> RoundVerdict:
     return verdict
 
 
+def silent_message(tag: str) -> str:
+    """The protocol's failure-menu wording (contract §5, generations.md §5)."""
+    if tag.endswith("-codex"):
+        return f"Reviewer {tag} produced no output"
+    return f"Reviewer {tag} wrote no per-finding files"
+
+
 def completion_rules(rf: RoundFacts) -> RoundVerdict:
-    """The matrix, required sidecars and verified totals, for a complete round."""
+    """The expected tags, required sidecars and the verifier's results, for a complete
+    round."""
     d = partial(diag, step=rf.step, round=rf.round)
     verdict = awaited(rf)
     out = verdict.diagnostics
     if rf.expectation is not None:
         tags = verdict.expected_tags
         for tag in verdict.awaiting:
-            text = (f"Reviewer {tag} wrote no per-finding files" if tag.endswith("-claude")
-                    else f"Reviewer {tag} produced no output")
-            out.append(d("expected_tag_no_output", text, tag=tag, path=rf.path))
+            out.append(d("expected_tag_no_output", silent_message(tag), tag=tag, path=rf.path))
         routed = rf.expectation.routed
-        all_tags = sorted({f.tag for f in rf.files if f.tag})
-        for tag in all_tags:
+        for tag in sorted({f.tag for f in rf.files if f.tag}):
             if tag not in routed:
                 out.append(d("unrouted_tag", f"tag {tag} is not routed for this step "
-                             f"(expected: {', '.join(tags)})", tag=tag, path=rf.path))
-    sidecars = {(f.tag, f.fnum): f for f in rf.files if f.kind is Kind.SIDECAR}
-    findings = [f for f in rf.files if f.kind is Kind.FINDING]
+                             f"(expected: {', '.join(tags) or 'none'})", tag=tag, path=rf.path))
+    sidecars = sidecar_map(rf)
+    findings = sorted((f for f in rf.files if f.kind is Kind.FINDING), key=lambda f: f.name)
     if rf.verifier_enabled and not rf.waived and (rf.verified or rf.require_sidecars):
         level = "warning" if rf.step in SIDECAR_WARN_STEPS else "error"
-        for f in sorted(findings, key=lambda f: f.name):
+        for f in findings:
             if (f.tag, f.fnum) not in sidecars:
                 ident = f.finding_id or f"F{f.fnum:02d}"
                 out.append(d("sidecar_missing", f"Sidecar missing for finding {f.tag}.{ident}",
                              level=level, file=f.name, path=_in(rf, f.name), tag=f.tag))
-    if rf.verified:
-        problem = _totals_problem(rf, findings, sidecars)
+    if rf.gen.verified_beside_suffix and rf.verified and rf.verified_path:
+        gen = rf.gen if rf.thresholds is None else _exactly(rf.gen, rf.thresholds)
+        cleans = sum(1 for f in rf.files if f.kind in CLEAN_KINDS)
+        problem = verified_totals_problem(
+            rf.verified_path.rsplit("/", 1)[-1], rf.verified_totals, rf.verified_error,
+            findings, sidecars, cleans, gen)
         if problem:
-            out.append(d("verified_totals_mismatch", problem, path=rf.verified_path or rf.path))
+            out.append(d("verified_totals_mismatch", problem, path=rf.verified_path))
+    if rf.gen.outputs_inside and (rf.audit is not None or rf.kept_lines is not None):
+        out.extend(_fanin_rules(rf, d))
     return verdict
 
 
-def recount(findings: list[FileFacts], sidecars: dict[Any, FileFacts],
-            cleans: int) -> dict[str, int]:
-    scored = sum(1 for s in sidecars.values() if isinstance(s.score, int))
-    failed = sum(1 for s in sidecars.values() if s.score == VERIFY_FAILED)
-    dropped = 0
-    for f in findings:
-        s = sidecars.get((f.tag, f.fnum))
-        if (s is not None and isinstance(s.score, int) and s.score < KEEP_THRESHOLD
-                and f.change_type in AUTO_APPLY and not f.escalated):
-            dropped += 1
-    return {"scored": scored, "kept": len(findings) - dropped, "dropped": dropped,
-            "failed": failed, "clean": cleans}
+def _exactly(gen: Generation, thresholds: Thresholds) -> Generation:
+    from qrspi_guard.contract.generations import with_thresholds
+
+    return with_thresholds(gen, thresholds)
 
 
-def _totals_problem(rf: RoundFacts, findings: list[FileFacts],
-                    sidecars: dict[Any, FileFacts]) -> str | None:
-    name = f"round-{rf.round:02d}-verified.md"
-    if rf.verified_error:
-        return f"{name}: totals cannot be read ({rf.verified_error})"
-    totals = rf.verified_totals or {}
-    counted = recount(findings, sidecars, sum(1 for f in rf.files if f.kind is Kind.CLEAN))
-    wrong = []
-    for key in TOTAL_KEYS:
-        said = totals.get(key)
-        if said is None:
-            wrong.append(f"{key} missing (recount {counted[key]})")
-        elif isinstance(said, bool) or not isinstance(said, int) or said != counted[key]:
-            wrong.append(f"{key} says {said!r:.20}, recount {counted[key]}")
-    return f"{name} totals differ from a recount: " + "; ".join(wrong) if wrong else None
+def _fanin_rules(rf: RoundFacts, d: Any) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    audit = rf.audit
+    if audit is not None and audit.problem:
+        out.append(d("fanin_audit_malformed", f".verifier-fan-in-audit.json: {audit.problem}",
+                     path=rf.audit_path or rf.path, file=_base(rf.audit_path)))
+        audit = None
+    thresholds = audit.thresholds if audit is not None else (rf.thresholds or
+                                                             rf.gen.thresholds)
+    suffix = rf.gen.sidecar.suffix
+    scores = {f.name: f.score for f in rf.files if f.kind is Kind.SIDECAR
+              and f.suffix == suffix}
+    recount = fanin_recount(glob_findings(rf.files), rf.names, scores, thresholds, rf.gen)
+    if audit is not None:
+        problem = audit_problem(audit, recount)
+        if problem:
+            out.append(d("fanin_audit_mismatch", problem, path=rf.audit_path or rf.path,
+                         file=_base(rf.audit_path)))
+    if rf.kept_lines is not None:
+        problem = kept_list_problem(rf.kept_lines, recount, rf.names,
+                                    audit.halts if audit is not None else 0)
+        if problem:
+            out.append(d("kept_findings_mismatch", problem, path=rf.kept_path or rf.path,
+                         file=_base(rf.kept_path)))
+    return out
+
+
+def _base(path: str | None) -> str | None:
+    return path.rsplit("/", 1)[-1] if path else None
 
 
 def _in(rf: RoundFacts, name: str) -> str:

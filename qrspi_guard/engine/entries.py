@@ -1,0 +1,230 @@
+"""A round directory's entries, read and judged: the per-file half of a round.
+
+:func:`read_round` lists the round once, tells its generation, and judges every entry
+(:func:`judge_entry`, which ``check``, ``watch`` and ``hook`` share), reading files
+relative to the round directory's descriptor.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from qrspi_guard import frontmatter as fm
+from qrspi_guard.config import Overrides
+from qrspi_guard.contract.generations import FAN_IN, Generation
+from qrspi_guard.diagnostics import Diagnostic, diag
+from qrspi_guard.discover import RoundRef
+from qrspi_guard.engine.generation import GenerationResolver
+from qrspi_guard.engine.sides import SideFiles
+from qrspi_guard.fastjudge import fast_report
+from qrspi_guard.layout import (
+    OUTPUT_KINDS,
+    TASK_ONLY_KINDS,
+    FileName,
+    Kind,
+    classify,
+    is_fanin_finding_glob,
+    is_watch_temp,
+)
+from qrspi_guard.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
+from qrspi_guard.rules.files import (
+    FileFacts,
+    FileReport,
+    Place,
+    fanin_change_type,
+    judge_file,
+    name_rule,
+)
+
+
+@dataclass
+class Context:
+    """What judging rounds needs besides the round itself, shared across rounds."""
+
+    overrides: Overrides = field(default_factory=Overrides)
+    sides: SideFiles = field(default_factory=SideFiles)
+    resolver: GenerationResolver | None = None
+
+    def __post_init__(self) -> None:
+        if self.resolver is None:
+            self.resolver = GenerationResolver(self.overrides.protocol, self.sides)
+
+    @classmethod
+    def for_check(cls, overrides: Overrides) -> Context:
+        """One ``check`` run: step directories listed once."""
+        return cls(overrides, SideFiles(cache=True))
+
+
+def _join(base: str, name: str) -> str:
+    return name if base in ("", ".") else os.path.join(base, name)
+
+
+_CLASSIFIED: dict[str, FileName] = {}
+
+
+def classify_cached(name: str) -> FileName:
+    """:func:`classify`, remembered: rounds repeat the same names (a pure function)."""
+    got = _CLASSIFIED.get(name)
+    if got is None:
+        got = classify(name)
+        if len(_CLASSIFIED) < 4096:
+            _CLASSIFIED[name] = got
+    return got
+
+
+class EntryReader(Protocol):
+    def read(self, name: str) -> bytes | ReadFailure: ...
+
+
+def place_of(ref: RoundRef, gen: Generation = FAN_IN, fanin_fields: bool = False) -> Place:
+    return Place(ref.round_dir, ref.step if ref.kind != "unknown_step" else None, ref.round,
+                 ref.is_task or ref.kind == "unknown_step", gen, fanin_fields)
+
+
+def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryReader,
+                place: Place | None = None) -> tuple[FileReport | None, Diagnostic | None]:
+    """One round-directory entry: its name rule, a link or a read failure, else the
+    per-file rules. Returns (report, entry diagnostic); no report for entries that are
+    not reviewer output. ``check``, ``watch`` and ``hook`` judge entries through here."""
+    place = place or place_of(ref)
+    name = fname.name
+    path = _join(ref.round_dir, name)
+    kind = fname.kind
+    output = kind in OUTPUT_KINDS and not (kind in TASK_ONLY_KINDS and not place.is_task)
+    facts = FileFacts(name, kind, fname.tag, fname.fnum, fname.suffix)
+    if is_symlink:  # whatever its name says, a link is a link
+        return (FileReport(facts) if output or kind is Kind.SIDECAR_OTHER else None,
+                diag("symlink_in_round_dir", "symbolic link in a round directory; not "
+                     "followed", file=name, path=path, step=ref.step, round=ref.round))
+    if kind is Kind.SIDECAR_OTHER:  # its rule is the round's (which suffix is right)
+        return FileReport(facts), None
+    if kind is Kind.NO_FINDINGS:  # await-round.sh's marker: the tag's output, not canonical
+        return FileReport(facts, [diag(
+            "clean_noncanonical", f"{name} is await-round.sh's clean marker; the protocol's "
+            f"clean sentinel is {fname.tag}.clean.md (reviewer, round, findings: 0)",
+            file=name, path=path, step=ref.step, round=ref.round)]), None
+    if not output:
+        problem = name_rule(fname, Place(path, place.step, place.round, place.is_task,
+                                         place.gen))
+        if place.fanin_fields and is_fanin_finding_glob(name) and kind in (
+                Kind.BAD_TAG, Kind.BAD_FINDING_NAME):
+            data = reader.read(name)  # the fan-in counts it: its recount needs the line
+            if not isinstance(data, ReadFailure):
+                facts.fanin_change_type = fanin_change_type(data)
+            return FileReport(facts), problem
+        return None, problem
+    data = reader.read(name)
+    if isinstance(data, ReadFailure):
+        return (FileReport(facts),
+                diag("unreadable_file", f"{name} {data.message}", file=name, path=path,
+                     step=ref.step, round=ref.round))
+    report = fast_report(fname, data, place) if fm.FASTPATH else None
+    if report is None:
+        report = judge_file(fname, data, Place(path, place.step, place.round, place.is_task,
+                                               place.gen, place.fanin_fields))
+    return report, None
+
+
+class RoundReader:
+    """Reads a listed round's entries relative to its directory descriptor, opened on
+    first use; *contents* stands in for bytes not on disk yet (the hook)."""
+
+    def __init__(self, round_dir: str, entries: dict[str, Entry],
+                 contents: dict[str, bytes]) -> None:
+        self.round_dir = round_dir
+        self.entries = entries
+        self.contents = contents
+        self.dir_fd: int | None = None
+
+    def read(self, name: str) -> bytes | ReadFailure:
+        if name in self.contents:
+            return self.contents[name]
+        if self.dir_fd is None:
+            try:
+                self.dir_fd = os.open(self.round_dir,
+                                      os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            except OSError as exc:
+                return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+        entry = self.entries.get(name)
+        if entry is not None and entry.is_file:
+            return read_listed_file(name, self.dir_fd)
+        return read_bytes(name, dir_fd=self.dir_fd)
+
+    def close(self) -> None:
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)
+            self.dir_fd = None
+
+
+@dataclass
+class RoundFiles:
+    """A round's entries, judged: the per-file half of its verdict."""
+
+    reports: list[FileReport]
+    diags: list[Diagnostic]  #: name and entry diagnostics
+    count: int  #: entries counted as the round's files
+    gen: Generation
+    names: set[str]  #: every entry name (hidden ones included)
+    beside: frozenset[str]  #: suffixes of the files beside the round
+
+
+def read_round(ref: RoundRef, ctx: Context | None = None,
+               contents: dict[str, bytes] | None = None,
+               ignore_temp: bool = False) -> RoundFiles:
+    """List and judge every entry of a round directory.
+
+    *contents* replaces what is on disk for some names (the hook judges a write before
+    it lands). *ignore_temp* skips editor and temp names (``watch`` mode).
+    """
+    ctx = ctx or Context()
+    listing = list_round(ref.round_dir)
+    entry_diags: list[Diagnostic] = []
+    if isinstance(listing, ReadFailure):
+        entry_diags.append(diag("unreadable_dir", f"round directory {listing.message}",
+                                path=ref.round_dir, step=ref.step, round=ref.round))
+        listing = []
+    extra = dict(contents or {})
+    entries = {e.name: e for e in listing}
+    names_seen = sorted(set(entries) | set(extra)) if extra else list(entries)
+    beside = ctx.sides.beside(ref.step_dir, ref.round)
+    assert ctx.resolver is not None
+    gen = ctx.resolver.of(ref, names_seen, beside)
+    fanin_fields = bool(gen.outputs_inside & set(names_seen))
+    place = place_of(ref, gen, fanin_fields)
+    reader = RoundReader(ref.round_dir, entries, extra)
+    reports: list[FileReport] = []
+    count = 0
+    try:
+        for name in names_seen:
+            fname = _CLASSIFIED.get(name) or classify_cached(name)
+            kind = fname.kind
+            if kind is Kind.HIDDEN or kind is Kind.MANIFEST or (
+                    kind is Kind.FANIN_AUDIT and name in gen.outputs_inside):
+                continue  # ignored, or hidden bookkeeping read with the round's inputs
+            if ignore_temp and is_watch_temp(name):
+                continue
+            count += 1
+            entry = entries.get(name)
+            is_link = name not in extra and entry is not None and entry.is_symlink
+            report, problem = judge_entry(ref, fname, is_link, reader, place)
+            if report is not None:
+                reports.append(report)
+            if problem is not None:
+                entry_diags.append(problem)
+    except OSError as exc:
+        entry_diags.append(diag("unreadable_dir", f"round directory cannot be read: "
+                                f"{exc.strerror or exc}", path=ref.round_dir, step=ref.step,
+                                round=ref.round))
+    finally:
+        reader.close()
+    return RoundFiles(reports, entry_diags, count, gen, set(names_seen), beside)
+
+
+def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
+                      ignore_temp: bool = False, ctx: Context | None = None,
+                      ) -> tuple[list[FileReport], list[Diagnostic], int]:
+    """(reports, entry diagnostics, file count) of :func:`read_round`."""
+    files = read_round(ref, ctx, contents, ignore_temp)
+    return files.reports, files.diags, files.count

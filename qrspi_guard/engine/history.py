@@ -1,0 +1,119 @@
+"""config.md as of a round's commit (generations.md §7), from git.
+
+Upstream edits config.md between phases, keeping earlier values in git history. When
+a run sits in a git work tree and a round has a well-formed `round-NN-commit.txt`, the
+round is judged with config.md as it was at that commit. Git is asked through one
+``git rev-parse`` per repository and one ``git cat-file --batch`` per check, never per
+round. Whatever goes wrong (no git, not a work tree, a rebase under way, a commit or
+file missing at that commit, a timeout) means the working-tree config.md, silently.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: seconds any one git call may take before the working tree is used instead
+GIT_TIMEOUT = 20.0
+#: a blob larger than this is not a config.md (never read into memory whole)
+MAX_BLOB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Repo:
+    top: str  #: the work tree's top level (real path)
+    usable: bool  #: False mid-rebase or mid-merge: use the working tree
+
+
+class ConfigHistory:
+    """Blobs of config.md files at commits, fetched in one batch."""
+
+    def __init__(self) -> None:
+        self._repos: list[Repo] = []
+        self._missing: set[str] = set()  #: directories known to be outside any work tree
+
+    def repo_of(self, directory: str) -> Repo | None:
+        """The work tree holding *directory* (one ``git rev-parse`` per repository)."""
+        real = os.path.realpath(directory)
+        for repo in self._repos:
+            if real == repo.top or real.startswith(repo.top + os.sep):
+                return repo
+        if real in self._missing:
+            return None
+        repo = _rev_parse(real)
+        if repo is None:
+            self._missing.add(real)
+        else:
+            self._repos.append(repo)
+        return repo
+
+    def blobs(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], bytes]:
+        """``{(path, sha): bytes}`` for each (file path, commit SHA) that git has;
+        absent entries mean: use the working tree."""
+        by_repo: dict[str, list[tuple[str, str, str]]] = {}
+        for path, sha in wanted:
+            repo = self.repo_of(os.path.dirname(path) or ".")
+            if repo is None or not repo.usable:
+                continue
+            rel = os.path.relpath(os.path.realpath(path), repo.top)
+            if rel.startswith(os.pardir) or "\n" in rel or "\r" in rel:
+                continue
+            by_repo.setdefault(repo.top, []).append((path, sha, rel))
+        out: dict[tuple[str, str], bytes] = {}
+        for top, items in by_repo.items():
+            out.update(_cat_file(top, items))
+        return out
+
+
+def _git(top: str, *args: str, stdin: bytes | None = None) -> bytes | None:
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(var, None)
+    try:
+        proc = subprocess.run(["git", "-C", top, *args], input=stdin, capture_output=True,
+                              timeout=GIT_TIMEOUT, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _rev_parse(directory: str) -> Repo | None:
+    out = _git(directory, "rev-parse", "--is-inside-work-tree", "--show-toplevel",
+               "--absolute-git-dir")
+    if out is None:
+        return None
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) < 3 or lines[0] != "true":
+        return None
+    top, git_dir = os.path.realpath(lines[1]), lines[2]
+    busy = any(os.path.exists(os.path.join(git_dir, name)) for name in
+               ("rebase-merge", "rebase-apply", "MERGE_HEAD", "CHERRY_PICK_HEAD"))
+    return Repo(top, not busy)
+
+
+def _cat_file(top: str, items: list[tuple[str, str, str]]) -> dict[tuple[str, str], bytes]:
+    """One `git cat-file --batch` for every (path, sha, path in repo) of one repository."""
+    request = "".join(f"{sha}:{rel}\n" for _, sha, rel in items).encode("utf-8",
+                                                                         "surrogateescape")
+    out = _git(top, "cat-file", "--batch", stdin=request)
+    if out is None:
+        return {}
+    got: dict[tuple[str, str], bytes] = {}
+    pos = 0
+    for path, sha, _ in items:
+        end = out.find(b"\n", pos)
+        if end == -1:
+            break
+        header = out[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit() \
+                or len(header[2]) > 15:
+            continue  # `<object> missing`, `ambiguous`, or not a file at that commit
+        size = int(header[2])
+        blob = out[pos:pos + size]
+        pos += size + 1  # the blob, then its newline
+        if size <= MAX_BLOB and len(blob) == size:
+            got[(path, sha)] = blob
+    return got

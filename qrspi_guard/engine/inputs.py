@@ -1,0 +1,84 @@
+"""Reading what a round's rules need beyond its reviewer output (all I/O, no rules).
+
+The verifier's results (`round-NN-verified.md` beside, or the fan-in's outputs inside),
+the verifier-disabled marker (inside or beside), a task round's dispatch manifest, and
+the bookkeeping files beside it (`round-NN-commit.txt`, `round-NN-scope-set.txt`).
+Every one is opened as a regular file, without blocking, and size-capped
+(:func:`qrspi_guard.reader.read_bytes`), so a FIFO or a device in its place is a named
+diagnostic, never a hang.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from qrspi_guard.contract.generations import (
+    DISPATCH_MANIFEST,
+    FANIN_AUDIT,
+    KEPT_FINDINGS,
+    Generation,
+)
+from qrspi_guard.discover import RoundRef
+from qrspi_guard.engine.sides import SideFiles
+from qrspi_guard.layout import verifier_disabled_name
+from qrspi_guard.reader import ReadFailure, read_bytes
+
+Read = bytes | ReadFailure | None  #: None: the file is not there
+
+MARKER = "-verifier-disabled.md"
+COMMIT = "-commit.txt"
+SCOPE_SET = "-scope-set.txt"
+
+
+@dataclass
+class RoundInputs:
+    """The files a round's rules read, as read (None where absent)."""
+
+    marker_inside: Read = None
+    marker_beside: Read = None
+    verified: Read = None
+    audit: Read = None
+    kept: Read = None
+    manifest: Read = None
+    anchor: Read = None
+    scope_set: Read = None
+
+
+def read_inputs(ref: RoundRef, gen: Generation, names: set[str], beside: frozenset[str],
+                sides: SideFiles) -> RoundInputs:
+    inputs = RoundInputs()
+    n = ref.round
+
+    def inside(name: str) -> Read:
+        return read_bytes(os.path.join(ref.round_dir, name)) if name in names else None
+
+    def side(suffix: str) -> Read:
+        if n is None or suffix not in beside:
+            return None
+        return sides.read(ref.step_dir, n, suffix)
+
+    if n is not None:
+        inputs.marker_inside = inside(verifier_disabled_name(n))
+    inputs.marker_beside = side(MARKER)
+    if gen.verified_beside_suffix:
+        inputs.verified = side(gen.verified_beside_suffix)
+    if FANIN_AUDIT in gen.outputs_inside:
+        inputs.audit = inside(FANIN_AUDIT)
+    if KEPT_FINDINGS in gen.outputs_inside:
+        inputs.kept = inside(KEPT_FINDINGS)
+    if ref.is_task or ref.kind == "unknown_step":
+        inputs.manifest = inside(DISPATCH_MANIFEST)
+    if ref.has_status_file:  # bookkeeping of real rounds only
+        inputs.anchor = side(COMMIT)
+        inputs.scope_set = side(SCOPE_SET)
+    return inputs
+
+
+def read_anchor(ref: RoundRef, sides: SideFiles) -> Read:
+    """`round-NN-commit.txt` beside the round, for choosing its configuration (§7)."""
+    if ref.round is None or not ref.has_status_file:
+        return None
+    if COMMIT not in sides.beside(ref.step_dir, ref.round):
+        return None
+    return sides.read(ref.step_dir, ref.round, COMMIT)

@@ -1,0 +1,136 @@
+"""Forked workers for large trees: results in order, the same with any number of them.
+
+Item *i* goes to worker ``i % n`` (worker 0 is the caller itself); each worker sends its
+results down a pipe in order, so the caller yields them in order. A worker that fails
+has its items done by the caller. Never used from a threaded caller (forking a
+threaded process is unsafe). The rest of the engine never knows whether it ran in a
+worker.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Below this many items stay in one process: forking would not pay.
+PARALLEL_MIN_ITEMS = 24
+
+
+def jobs(items: int) -> int:
+    """How many processes share *items* items: ``QRSPI_GUARD_JOBS`` when set, else one
+    per core (at most 4) for large trees on a single-threaded caller."""
+    env = os.environ.get("QRSPI_GUARD_JOBS", "").strip()
+    if env.isdigit() and 1 <= len(env) <= 3 and int(env) >= 1:
+        wanted = int(env)
+    else:
+        if items < PARALLEL_MIN_ITEMS:
+            return 1
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        wanted = min(cores, 4)
+    if wanted > 1:
+        import threading
+
+        if not hasattr(os, "fork") or threading.active_count() > 1:
+            return 1
+    return max(1, min(wanted, items))
+
+
+def ordered_map(func: Callable[[int], T], count: int, encode: Callable[[T], Any],
+                decode: Callable[[int, Any], T]) -> Iterator[T]:
+    """``func(0), func(1), ...`` in order, shared with forked workers. *encode* turns a
+    result into what is sent (picklable), *decode* rebuilds it from item index and that."""
+    n = jobs(count)
+    if n == 1:
+        for i in range(count):
+            yield func(i)
+        return
+    workers: list[tuple[int, int] | None] = []
+    try:
+        for w in range(1, n):
+            r, wr = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child
+                _worker(wr, [x[1] for x in workers if x is not None] + [r], func, encode,
+                        count, w, n)
+            os.close(wr)
+            workers.append((pid, r))
+        for i in range(count):
+            w = i % n
+            got = None
+            slot = workers[w - 1] if w else None
+            if slot is not None:
+                got = _receive(slot[1])
+                if got is None:  # the worker failed: do its items here
+                    _reap(slot)
+                    workers[w - 1] = None
+            yield func(i) if got is None else decode(i, got[0])
+    finally:
+        for slot in workers:
+            if slot is not None:
+                _reap(slot)
+
+
+def _worker(out: int, close: list[int], func: Callable[[int], Any],
+            encode: Callable[[Any], Any], count: int, w: int,
+            n: int) -> None:  # pragma: no cover - a child
+    code = 0
+    try:
+        for fd in close:
+            os.close(fd)
+        try:
+            import fcntl
+
+            # a larger pipe lets the worker run ahead of the parent (Linux)
+            fcntl.fcntl(out, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        except (ImportError, OSError):
+            pass
+        for i in range(w, count, n):
+            blob = pickle.dumps((encode(func(i)),), protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(len(blob).to_bytes(4, "little") + blob)
+            while view:
+                view = view[os.write(out, view):]
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _receive(fd: int) -> tuple[Any] | None:
+    """One result from a worker's pipe, or None when the worker ended early."""
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    blob = _read_exact(fd, int.from_bytes(head, "little"))
+    if blob is None:
+        return None
+    return pickle.loads(blob)  # type: ignore[no-any-return]
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _reap(slot: tuple[int, int]) -> None:
+    pid, fd = slot
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass

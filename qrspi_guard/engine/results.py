@@ -1,0 +1,59 @@
+"""What the engine returns: one round's verdict, and a whole check's. Plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from qrspi_guard.config import RunConfig
+from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.discover import RoundRef
+
+Status = Literal["ok", "pending", "halt"]
+_LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class RoundResult:
+    """One round's verdict."""
+
+    ref: RoundRef
+    status: Status
+    diagnostics: list[Diagnostic]  #: file, tag and round diagnostics of this round
+    run: RunConfig  #: the run's settings (and its run-level diagnostics)
+    expected_tags: list[str] = field(default_factory=list)
+    reported_tags: list[str] = field(default_factory=list)
+    awaiting: list[str] = field(default_factory=list)
+    files: int = 0
+    file_names: list[str] = field(default_factory=list)  #: findings, sentinels, sidecars
+    complete: bool = True
+    #: the protocol generation the round was judged by (generations.md §6)
+    protocol: str = "fan-in"
+
+    @property
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """Round diagnostics plus the run-level ones that bear on it (for status files)."""
+        return self.run.diagnostics + self.diagnostics
+
+    @property
+    def config_source(self) -> str:
+        """`worktree`, or the commit SHA whose config.md judged the round (§7)."""
+        return self.run.source
+
+
+@dataclass
+class CheckResult:
+    rounds: list[RoundResult] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  #: every diagnostic, in order
+    files: int = 0
+    not_in_round: list[str] = field(default_factory=list)  #: file arguments outside rounds
+
+    def count(self, level: str) -> int:
+        return sum(1 for d in self.diagnostics if d.level == level)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.count("error") > 0 or (strict and self.count("warning") > 0)
+
+
+def sort_diagnostics(diags: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diags, key=lambda d: (d.path, d.line or 0, _LEVEL_ORDER[d.level], d.cause))

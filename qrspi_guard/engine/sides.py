@@ -1,0 +1,52 @@
+"""The files beside a round directory (`round-NN-verified.md`, `-commit.txt`, ...).
+
+One listing of a step directory tells which side files each of its rounds has; a
+:class:`SideFiles` with ``cache=True`` (one ``check`` run) lists each step directory
+once, without it (``watch``, which sees them change) every time.
+"""
+
+from __future__ import annotations
+
+import os
+
+from qrspi_guard.layout import round_side_file, side_file_name
+from qrspi_guard.reader import ReadFailure, read_bytes
+
+
+class SideFiles:
+    def __init__(self, cache: bool = False) -> None:
+        self.cache = cache
+        self._listed: dict[str, dict[int, frozenset[str]]] = {}
+
+    def beside(self, step_dir: str, round_no: int | None) -> frozenset[str]:
+        """Suffixes of the files beside round *round_no* (`-verified.md`, `.diff`, ...)."""
+        if round_no is None:
+            return frozenset()
+        listed = self._listed.get(step_dir) if self.cache else None
+        if listed is None:
+            listed = _list(step_dir)
+            if self.cache:
+                self._listed[step_dir] = listed
+        return listed.get(round_no, frozenset())
+
+    def read(self, step_dir: str, round_no: int, suffix: str) -> bytes | ReadFailure:
+        """A side file's bytes: a regular file, opened without blocking, size-capped."""
+        return read_bytes(os.path.join(step_dir, side_file_name(round_no, suffix)))
+
+    @staticmethod
+    def path(step_dir: str, round_no: int, suffix: str) -> str:
+        name = side_file_name(round_no, suffix)
+        return name if step_dir in ("", ".") else os.path.join(step_dir, name)
+
+
+def _list(step_dir: str) -> dict[int, frozenset[str]]:
+    found: dict[int, set[str]] = {}
+    try:
+        names = os.listdir(step_dir)
+    except OSError:
+        return {}
+    for name in names:
+        side = round_side_file(name)
+        if side is not None:
+            found.setdefault(side[0], set()).add(side[1])
+    return {n: frozenset(s) for n, s in found.items()}
