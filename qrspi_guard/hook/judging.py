@@ -85,6 +85,7 @@ def decide(payload: dict[str, Any], event: str | None = None,
         _regular_or_absent(target)
         diags = judge(target, _content(call))
     else:
+        _regular_or_absent(target)
         diags = judge(target, _read_for_name(target))
     errors = [d for d in diags if d.level == "error"]
     if not errors:
@@ -103,7 +104,7 @@ def _content(call: Call) -> bytes:
 
 
 def _regular_or_absent(target: Target) -> None:
-    """A Write onto a directory or a FIFO is the hook's failure, not a finding's."""
+    """A write onto a directory or a FIFO is the hook's failure, not a finding's."""
     import stat
 
     try:
