@@ -155,3 +155,23 @@ def test_a_bad_output_format_is_an_own_failure_that_never_blocks(rnd: Path) -> N
     code, out, err = hook(write("PreToolUse", "Write", rnd / NAME, BAD), "--output-format",
                           "yaml")
     assert (code, out) == (0, "") and "bad command line" in err and err.count("\n") == 1
+
+
+def test_a_json_block_that_stdout_cannot_take_falls_back_to_exit_2(rnd: Path) -> None:
+    import os
+    import subprocess
+
+    from conftest import SCRIPT
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody reads: the write fails with EPIPE
+    try:
+        proc = subprocess.run([str(SCRIPT), "hook", "--output-format", "json"],
+                              input=json.dumps(write("PreToolUse", "Write", rnd / NAME,
+                                                     BAD)).encode(),
+                              stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith("qrspi-guard refused this write:")
+    assert b"Traceback" not in proc.stderr
