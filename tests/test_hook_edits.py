@@ -202,7 +202,7 @@ def test_an_edit_through_a_symlink_in_a_round_is_symlink_in_round_dir(rnd: Path,
 
 
 @pytest.mark.parametrize("tool_input, words", [
-    ({"old_string": 1, "new_string": "x"}, "a int, not a string, as old_string"),
+    ({"old_string": 1, "new_string": "x"}, "old_string is a number, not a string"),
     ({"new_string": "x"}, "no old_string"),
     ({"old_string": "a", "new_string": ["x"]}, "new_string"),
     ({"old_string": "a", "new_string": "b", "replace_all": "yes"}, "replace_all"),

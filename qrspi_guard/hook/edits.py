@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import stat
 
-from qrspi_guard.hook.payload import EDIT, MULTI_EDIT, REPLACE, Call, HookFailure
+from qrspi_guard.hook.payload import EDIT, MULTI_EDIT, REPLACE, Call, HookFailure, mistyped
 
 #: characters a file may grow to while edits are applied in memory
 WORK_CAP = 8 << 20
@@ -60,14 +60,15 @@ def edits_of(call: Call) -> list[Edit]:
     if call.kind == MULTI_EDIT:
         raw = call.tool_input.get("edits")
         if not isinstance(raw, list) or not raw:
-            raise HookFailure(f"{call.tool} tool_input has no list of edits")
+            raise HookFailure(mistyped(f"{call.tool} tool_input", "edits", raw or None,
+                                       "a list of edits"))
         if len(raw) > MAX_EDITS:
             raise HookFailure(f"{call.tool} carries {len(raw)} edits; at most {MAX_EDITS} "
                               "are judged")
         out: list[Edit] = []
         for i, item in enumerate(raw):
             if not isinstance(item, dict):
-                raise HookFailure(f"{call.tool} edit {i + 1} is not an object")
+                raise HookFailure(mistyped(call.tool, f"edit {i + 1}", item, "an object"))
             out.append((_text(item, "old_string", f"{call.tool} edit {i + 1}"),
                         _text(item, "new_string", f"{call.tool} edit {i + 1}"),
                         _flag(item, f"{call.tool} edit {i + 1}")))
@@ -84,15 +85,14 @@ def edits_of(call: Call) -> list[Edit]:
     elif isinstance(expected, float) and expected.is_integer():
         expected = int(expected)
     if not isinstance(expected, int) or isinstance(expected, bool):
-        raise HookFailure(f"{where} expected_replacements is not a number")
+        raise HookFailure(mistyped(where, "expected_replacements", expected, "a whole number"))
     return [(old, new, expected)]
 
 
 def _text(obj: dict[str, object], key: str, where: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
-        what = "no" if value is None else f"a {type(value).__name__}, not a string, as"
-        raise HookFailure(f"{where} has {what} {key}")
+        raise HookFailure(mistyped(where, key, value))
     return value
 
 
@@ -101,7 +101,7 @@ def _flag(obj: dict[str, object], where: str) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise HookFailure(f"{where} replace_all is not true or false")
+        raise HookFailure(mistyped(where, "replace_all", value, "true or false"))
     return value
 
 

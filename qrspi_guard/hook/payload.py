@@ -64,6 +64,22 @@ def _repr(value: object, limit: int = 60) -> str:
     return one_line(repr(value), limit)
 
 
+def json_type(value: object) -> str:
+    """A JSON value's type, as a payload's author would say it."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {list: "a list", dict: "an object", str: "a string"}.get(type(value), "null")
+
+
+def mistyped(where: str, key: str, value: object, wanted: str = "a string") -> str:
+    """The one line for a missing or mistyped field."""
+    if value is None:
+        return f"{where} has no {key}"
+    return f"{where} {key} is {json_type(value)}, not {wanted}"
+
+
 def read_stdin(stream: BinaryIO | None = None) -> bytes:
     """The payload's bytes, at most :data:`STDIN_CAP`, or :class:`HookFailure`."""
     if stream is None:
@@ -148,8 +164,7 @@ class Call:
             return None
         from qrspi_guard.textsafe import one_line
 
-        what = "no" if value is None else f"a {type(value).__name__}, not a string, as its"
-        raise HookFailure(f"{one_line(self.tool, 40)} tool_input has {what} {key}")
+        raise HookFailure(mistyped(f"{one_line(self.tool, 40)} tool_input", key, value))
 
     def file_path(self) -> str:
         path = self.tool_input.get(self.key)

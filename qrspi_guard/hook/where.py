@@ -42,6 +42,9 @@ class Target:
         return isinstance(other, Target) and all(
             getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, k) for k in self.__slots__))
+
     def __repr__(self) -> str:
         return "Target(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
