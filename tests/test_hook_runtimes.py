@@ -197,3 +197,18 @@ def test_a_shell_payload_without_a_string_command_is_a_hook_failure(art: Path) -
     with pytest.raises(HookFailure, match="command"):
         decide({"hook_event_name": "PostToolUse", "tool_name": "Bash", "cwd": str(art),
                 "tool_input": {"command": ["ls"]}})
+
+
+def test_any_well_formed_tag_is_accepted(art: Path) -> None:
+    good = GOOD.replace("reviewer: quality-claude", "reviewer: security-gpt5")
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {
+        "file_path": str(rnd(art) / "security-gpt5.finding-F01.md"), "content": good}}
+    assert decide(payload).action == "allow"
+
+
+def test_the_guidance_takes_its_enums_from_the_contract() -> None:
+    from qrspi_guard.hook.message import _GUIDE
+    from qrspi_guard.schema import CHANGE_TYPES, SEVERITIES
+
+    assert _GUIDE["severity_out_of_enum"][0] == ", ".join(SEVERITIES)
+    assert _GUIDE["missing_change_type"][0] == ", ".join(CHANGE_TYPES)
