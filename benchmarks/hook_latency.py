@@ -1,14 +1,23 @@
-"""Wall time of `qrspi-guard hook` calls, side by side with a bare interpreter start.
+"""Wall time of `qrspi-guard hook` calls, as ratios to a bare start of the same interpreter.
 
-The hook runs on every file write an agent makes, so a call that is not about a review
-round must return in well under 100 ms. Run:
+The hook runs on every matching tool call of every reviewer. Targets (issue 14):
+
+- a no-op call (a write outside any round, a tool not judged, a shell command naming
+  no round) <= 1.3x the baseline;
+- a valid finding write <= 2.0x the baseline.
+
+The baseline is ``python -c pass`` with this interpreter and this environment, site
+included: the console script cannot start without site (it finds the package through
+it), so that is the floor every call pays. ``python -S -c pass`` is shown for
+reference. All cases run side by side in one run, interleaved (each round calls every
+case once, so load spikes hit all alike), with a bytecode cache (a temporary
+PYTHONPYCACHEPREFIX, as an installed package has one) even when
+PYTHONDONTWRITEBYTECODE is set; one extra row shows the no-op without it. Run:
 
     .venv/bin/python benchmarks/hook_latency.py [--runs N]
 
-Prints median and p95 per case and the ratio to `python3 -c pass` (the same
-interpreter), and exits 1 when the no-op median is 100 ms or more. Calls run with a
-bytecode cache (in a temporary PYTHONPYCACHEPREFIX, as an installed package has one),
-even when PYTHONDONTWRITEBYTECODE is set; one extra row shows the no-op without it.
+Prints median and p95 per case and the ratio of medians to the baseline; exits 1 when
+a target is missed.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 Case = tuple[str, list[str], bytes, int, dict[str, str]]
@@ -37,11 +47,14 @@ reviewer: quality-claude
 
 The retry path is dropped; restore it before phasing.
 """
+#: case name -> the most it may cost, as a ratio to the baseline
+TARGETS = {"hook: no-op, write outside any round": 1.3,
+           "hook: valid finding write": 2.0}
 
 
-def payload(tool: str, tool_input: dict[str, str], cwd: Path) -> bytes:
+def payload(event: str, tool: str, tool_input: dict[str, Any], cwd: Path) -> bytes:
     return json.dumps({"session_id": "bench", "transcript_path": "/dev/null", "cwd": str(cwd),
-                       "permission_mode": "default", "hook_event_name": "PreToolUse",
+                       "permission_mode": "default", "hook_event_name": event,
                        "tool_name": tool, "tool_input": tool_input}).encode()
 
 
@@ -71,51 +84,76 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
+def cases_in(tmp: Path) -> list[Case]:
+    run = tmp / "docs" / "qrspi" / "2026-05-17-auth-rework"
+    round_dir = run / "reviews" / "design" / "round-03"
+    round_dir.mkdir(parents=True)
+    (run / "config.md").write_text("---\nsecond_reviewer: true\n---\n")
+    (round_dir / "quality-claude.finding-F01.md").write_text(
+        FINDING.format(change_type="clarity").replace("R3-F02", "R3-F01"))
+    target = str(round_dir / "quality-claude.finding-F02.md")
+    cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cached["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    uncached = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    hook = [str(SCRIPT), "hook"]
+    outside = payload("PreToolUse", "Write", {"file_path": str(run / "design.md"),
+                                              "content": "# Design\n"}, run)
+    good = FINDING.format(change_type="correctness")
+    return [
+        ("python -c pass (baseline)", [sys.executable, "-c", "pass"], b"", 0, cached),
+        ("python -S -c pass (no site)", [sys.executable, "-S", "-c", "pass"], b"", 0, cached),
+        ("qrspi-guard --version (click)", [str(SCRIPT), "--version"], b"", 0, cached),
+        ("hook: no-op, write outside any round", hook, outside, 0, cached),
+        ("hook: no-op, tool not judged (Read)", hook,
+         payload("PreToolUse", "Read", {"file_path": target}, run), 0, cached),
+        ("hook: no-op, shell naming no round", hook,
+         payload("PostToolUse", "Bash", {"command": "git status && ls"}, run), 0, cached),
+        ("hook: valid finding write", hook,
+         payload("PreToolUse", "Write", {"file_path": target, "content": good}, run), 0,
+         cached),
+        ("hook: valid Gemini write_file", hook,
+         payload("BeforeTool", "write_file", {"file_path": target, "content": good}, run), 0,
+         cached),
+        ("hook: valid edit, judged in memory", hook,
+         payload("PreToolUse", "Edit", {"file_path": str(round_dir /
+                                                         "quality-claude.finding-F01.md"),
+                                        "old_string": "severity: high",
+                                        "new_string": "severity: low"}, run), 0, cached),
+        ("hook: bad finding write (exit 2)", hook,
+         payload("PreToolUse", "Write", {"file_path": target,
+                                         "content": FINDING.format(change_type="corectness")},
+                 run), 2, cached),
+        ("hook: bad finding write (JSON deny)", hook + ["--output-format", "json"],
+         payload("PreToolUse", "Write", {"file_path": target,
+                                         "content": FINDING.format(change_type="corectness")},
+                 run), 0, cached),
+        ("hook: no-op, no bytecode cache", hook, outside, 0, uncached),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="calls per case (default 30)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        run = Path(tmp) / "docs" / "qrspi" / "2026-05-17-auth-rework"
-        round_dir = run / "reviews" / "design" / "round-03"
-        round_dir.mkdir(parents=True)
-        (run / "config.md").write_text("---\nsecond_reviewer: true\n---\n")
-        (round_dir / "quality-claude.finding-F01.md").write_text(
-            FINDING.format(change_type="clarity").replace("R3-F02", "R3-F01"))
-        hook = [str(SCRIPT), "hook", "--event", "pre"]
-        target = str(round_dir / "quality-claude.finding-F02.md")
-        cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        cached["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        uncached = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        outside = payload("Write", {"file_path": str(run / "design.md"),
-                                    "content": "# Design\n"}, run)
-        cases: list[Case] = [
-            ("python3 -c pass (baseline)", [sys.executable, "-c", "pass"], b"", 0, cached),
-            ("qrspi-guard --version (CLI floor)", [str(SCRIPT), "--version"], b"", 0, cached),
-            ("hook: no-op, write outside any round", hook, outside, 0, cached),
-            ("hook: no-op, non-file tool (Bash)", hook,
-             payload("Bash", {"command": "ls"}, run), 0, cached),
-            ("hook: valid finding write", hook,
-             payload("Write", {"file_path": target,
-                               "content": FINDING.format(change_type="correctness")}, run),
-             0, cached),
-            ("hook: bad finding write (blocked)", hook,
-             payload("Write", {"file_path": target,
-                               "content": FINDING.format(change_type="corectness")}, run),
-             2, cached),
-            ("hook: no-op, no bytecode cache", hook, outside, 0, uncached),
-        ]
+        cases = cases_in(Path(tmp))
         results = list(zip([c[0] for c in cases], measure(cases, args.runs), strict=True))
     base = statistics.median(results[0][1])
-    print(f"{'case':40} {'median ms':>10} {'p95 ms':>8} {'x baseline':>11}   ({args.runs} runs)")
+    print(f"{'case':40} {'median ms':>10} {'p95 ms':>8} {'x baseline':>11} {'target':>7}"
+          f"   ({args.runs} runs, python {sys.version.split()[0]})")
+    missed = []
     for name, times in results:
         med = statistics.median(times)
-        print(f"{name:40} {med:10.1f} {p95(times):8.1f} {med / base:11.2f}")
-    noop = statistics.median(results[2][1])
-    verdict = "OK" if noop < 100 else "TOO SLOW"
-    print(f"no-op median {noop:.1f} ms ({noop - base:+.1f} ms over the bare interpreter): "
-          f"{verdict} (budget: well under 100 ms)")
-    return 0 if noop < 100 else 1
+        ratio = med / base
+        target = TARGETS.get(name)
+        mark = ""
+        if target is not None:
+            mark = f"<= {target:.1f}" + ("" if ratio <= target else " MISSED")
+            if ratio > target:
+                missed.append(name)
+        print(f"{name:40} {med:10.1f} {p95(times):8.1f} {ratio:11.2f} {mark:>7}")
+    print("targets: " + ("all met" if not missed else "missed: " + "; ".join(missed)))
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

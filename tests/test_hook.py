@@ -366,9 +366,17 @@ def test_tools_the_hook_does_not_know_are_ignored(run: Path) -> None:
     read = {"hook_event_name": "PostToolUse", "tool_name": "Read",
             "tool_input": {"file_path": str(rnd(run) / "notes.md")}}
     assert decide(read).action == "ignore"
-    # an Edit's fragments cannot be judged before they apply: that is the post hook's job
-    assert decide(edit_payload(rnd(run) / "notes.md") | {"hook_event_name": "PreToolUse"}
-                  ).action == "ignore"
+    # a shell command cannot be judged before it runs, nor a notebook edit
+    notebook = {"hook_event_name": "PreToolUse", "tool_name": "NotebookEdit",
+                "tool_input": {"notebook_path": str(rnd(run) / "x.ipynb")}}
+    assert decide(notebook).action == "ignore"
+
+
+def test_an_edit_that_would_not_apply_is_allowed_before_it_lands(run: Path) -> None:
+    # the file does not exist, so the Edit tool itself refuses the edit
+    pre = edit_payload(rnd(run) / "notes.md") | {"hook_event_name": "PreToolUse"}
+    decision = decide(pre)
+    assert decision.action == "allow" and decision.message == ""
 
 
 def test_event_comes_from_the_option_or_the_payload() -> None:

@@ -279,3 +279,122 @@ def test_no_op_call_does_not_import_the_rules(run: Path, tmp_path: Path) -> None
     for heavy in ("yaml", "pydantic", "qrspi_guard.engine", "frontmatter"):
         assert not re.search(rf"\|\s+{re.escape(heavy)}$", imported, re.M), heavy
     assert "qrspi_guard.hook" in imported
+
+
+# -- issue 14: edits before they land, Gemini CLI, shell commands, bad input -----------------
+
+
+def pre_edit(path: Path, cwd: Path, old: str, new: str, tool: str = "Edit") -> dict[str, Any]:
+    tool_input: dict[str, Any] = {"file_path": str(path)}
+    if tool == "MultiEdit":
+        tool_input["edits"] = [{"old_string": old, "new_string": new}]
+    else:
+        tool_input |= {"old_string": old, "new_string": new, "replace_all": False}
+    return base("PreToolUse", cwd) | {"tool_name": tool, "tool_input": tool_input}
+
+
+@pytest.mark.parametrize("tool", ["Edit", "MultiEdit"])
+def test_an_edit_into_an_invalid_finding_is_refused_before_it_lands(run: Path,
+                                                                    tool: str) -> None:
+    path = rnd(run) / NAME
+    path.write_text(finding())
+    r = hook(pre_edit(path, run, "severity: high", "severity: severe", tool))
+    assert r.returncode == 2 and "refused this edit" in r.stderr
+    assert "found:   severe" in r.stderr and "example: severity: medium" in r.stderr
+    assert path.read_text() == finding()
+    r = hook(pre_edit(path, run, "severity: high", "severity: low", tool))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+def test_an_edit_that_would_not_apply_passes_silently(run: Path) -> None:
+    path = rnd(run) / NAME
+    path.write_text(finding())
+    for old in ("severity: nonexistent", "e"):  # missing; not unique
+        r = hook(pre_edit(path, run, old, "x"))
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+def gemini_call(event: str, tool: str, cwd: Path, **tool_input: Any) -> dict[str, Any]:
+    return {"session_id": "s1", "transcript_path": "/tmp/t.json", "cwd": str(cwd),
+            "hook_event_name": event, "timestamp": "2026-05-17T10:00:00Z",
+            "tool_name": tool, "tool_input": tool_input}
+
+
+def test_gemini_write_file_and_replace_are_judged_before_they_land(run: Path) -> None:
+    rel = f"reviews/design/round-03/{NAME}"
+    r = hook(gemini_call("BeforeTool", "write_file", run, file_path=rel,
+                         content=finding(change_type="bugfix")))
+    assert r.returncode == 2 and "change_type_out_of_enum" in r.stderr
+    (rnd(run) / NAME).write_text(finding())
+    r = hook(gemini_call("BeforeTool", "replace", run, file_path=rel,
+                         old_string="reviewer: quality-claude", new_string="reviewer: other"))
+    assert r.returncode == 2 and "reviewer_tag_mismatch" in r.stderr
+
+
+def test_a_shell_command_that_wrote_a_bad_finding_is_reported_after_it(run: Path) -> None:
+    (rnd(run) / NAME).write_text(finding(severity="urgent"))
+    command = (f"cat > reviews/design/round-03/{NAME} <<'EOF'\n"
+               f"{finding(severity='urgent')}EOF")
+    for call in (base("PostToolUse", run) | {"tool_name": "Bash",
+                                             "tool_input": {"command": command}},
+                 gemini_call("AfterTool", "run_shell_command", run, command=command)):
+        r = hook(call)
+        assert r.returncode == 2 and "after your command" in r.stderr
+        assert "severity_out_of_enum" in r.stderr
+
+
+def test_a_shell_command_naming_no_round_passes_silently(run: Path) -> None:
+    call = base("PostToolUse", run) | {"tool_name": "Bash",
+                                       "tool_input": {"command": "git status"}}
+    r = hook(call)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("tool_input, words", [
+    ({"file_path": 7, "content": "x"}, "no usable file_path"),
+    ({"file_path": "reviews/design/round-03/" + NAME, "content": 7}, "content"),
+    ({"file_path": "reviews/design/round-03/" + NAME, "old_string": "a", "new_string": 1},
+     "new_string"),
+])
+def test_mistyped_fields_are_one_line_and_never_block(run: Path, tool_input: dict[str, Any],
+                                                       words: str) -> None:
+    tool = "Edit" if "old_string" in tool_input else "Write"
+    r = hook(base("PreToolUse", run) | {"tool_name": tool, "tool_input": tool_input})
+    assert r.returncode == 0 and r.stderr.count("\n") == 1 and words in r.stderr
+    r = hook(base("PreToolUse", run) | {"tool_name": tool, "tool_input": tool_input},
+             "--fail-closed")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_a_write_or_edit_onto_a_directory_or_fifo_is_one_line(run: Path) -> None:
+    (rnd(run) / "drafts").mkdir()
+    os.mkfifo(rnd(run) / NAME)
+    for path, words in ((rnd(run) / "drafts", "is a directory"),
+                        (rnd(run) / NAME, "not a regular file")):
+        for call in (write_call(path, finding(), run), pre_edit(path, run, "a", "b"),
+                     edit_call(path, run)):
+            r = hook(call)
+            assert r.returncode == 0 and r.stderr.count("\n") == 1, r.stderr
+            assert words in r.stderr
+
+
+def test_a_path_outside_the_project_is_judged_only_when_it_is_a_round(run: Path,
+                                                                     tmp_path: Path) -> None:
+    elsewhere = tmp_path / "other" / "reviews" / "design" / "round-03"
+    elsewhere.mkdir(parents=True)
+    r = hook(write_call(elsewhere / NAME, finding(severity="x"), run))
+    assert r.returncode == 2 and "severity_out_of_enum" in r.stderr
+    r = hook(write_call("../../../../etc/qrspi-test", "x", run))
+    assert (r.returncode, r.stderr) == (0, "")
+
+
+def test_a_huge_non_text_edit_string_is_judged_not_a_crash(run: Path) -> None:
+    path = rnd(run) / NAME
+    path.write_text(finding())
+    r = hook(pre_edit(path, run, "restore it", "\ud800" * 10 + "x" * (3 << 20)))
+    assert r.returncode == 2 and "file_too_large" in r.stderr
+
+
+def test_stdin_over_the_cap_is_one_line_and_never_blocks() -> None:
+    r = hook(b"{" + b" " * (33 << 20) + b"}")
+    assert r.returncode == 0 and "larger than 32 MiB" in r.stderr

@@ -1,17 +1,19 @@
 """The command line: a click group whose commands are imported only when used.
 
 Start-up time matters (pre-commit and agent hooks run the tool on every commit or
-write), so each command lives in its own module and is imported lazily.
+write), so each command lives in its own module and is imported lazily, and this
+module imports no click at all: :func:`main` sends ``hook`` calls to the click-free
+:mod:`qrspi_guard.hook.run` and only then builds the click group
+(:mod:`qrspi_guard.cli.group`).
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 
-import click
-
-from qrspi_guard import __version__
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 #: command name -> "module:attribute"; adding a command touches only this table.
 COMMANDS: dict[str, str] = {
@@ -25,30 +27,23 @@ COMMANDS: dict[str, str] = {
     "schema": "qrspi_guard.cli.schema:schema",
     "explain": "qrspi_guard.cli.explain:explain",
 }
+#: `hook` words that are click commands, not a tool-use payload on stdin
+_HOOK_CLICK = frozenset({"install", "uninstall", "--help", "-h"})
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+def __getattr__(name: str) -> Any:
+    """`cli` and `LazyGroup` live in :mod:`qrspi_guard.cli.group` (they need click)."""
+    if name in ("cli", "LazyGroup"):
+        from qrspi_guard.cli import group
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # a command not built yet
-            if exc.name == module_name:
-                return None
-            raise
-        return getattr(module, attr)
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="qrspi-guard")
-def cli() -> None:
-    """Keep QRSPI review rounds honest: validate, watch, split, hook, verdict, lockout."""
+def _hook_route(args: list[str]) -> bool:
+    """A tool-use hook call: ``hook`` with neither a subcommand nor ``--help``."""
+    return bool(args) and args[0] == "hook" and not (
+        (len(args) > 1 and args[1] in _HOOK_CLICK) or "--help" in args or "-h" in args)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,8 +57,17 @@ def main(argv: list[str] | None = None) -> None:
     - anything else is a bug: `internal error`, one line, exit 2 (with the traceback
       under ``QRSPI_GUARD_DEBUG=1``). Never a traceback otherwise.
 
-    (`hook` handles its own failures: they must not block an agent.)
+    (`hook` handles its own failures: they must not block an agent. Its calls take a
+    click-free route, so a call that is not about a review round stays cheap.)
     """
+    args = sys.argv[1:] if argv is None else list(argv)
+    if _hook_route(args):
+        from qrspi_guard.hook.run import main as hook_main
+
+        hook_main(args[1:])
+    import click
+
+    from qrspi_guard.cli.group import cli
     from qrspi_guard.errors import GuardError
     from qrspi_guard.textsafe import one_line
 

@@ -1,79 +1,135 @@
-"""`qrspi-guard hook`: an agent runtime's tool-use hook (issue 8).
+"""`qrspi-guard hook`: an agent runtime's tool-use hook, and its installer.
 
-Exit 0 allows the tool call, exit 2 blocks it and the runtime shows stderr to the
-agent. The hook's own failures (bad stdin, an unreadable file, even a bad option on
-its own command line) must never block a run: they print one line on stderr and exit
-0, or exit 2 under ``--fail-closed``. Only light modules are imported here; the rules
-load once a path is known to be inside a review round.
+A hook call (``qrspi-guard hook [OPTIONS]`` with a payload on stdin) never reaches
+this module: :func:`qrspi_guard.cli.main` sends it to the click-free
+:mod:`qrspi_guard.hook.run`. Click serves ``hook --help`` and the two ordinary
+commands ``hook install`` and ``hook uninstall`` (exit 0 done, 2 could not run).
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any
 
 import click
 
-PROG = "qrspi-guard hook"
+from qrspi_guard.hook.payload import EVENTS, RUNTIMES
+from qrspi_guard.hook.respond import FORMATS
 
 
-def own_failure(reason: str, fail_closed: bool) -> NoReturn:
-    """One line on stderr; exit 0 (the guard is broken, the run goes on) or 2 (--fail-closed)."""
-    from qrspi_guard.textsafe import one_line
-
-    what = "blocking the tool call (--fail-closed)" if fail_closed else "allowing the tool call"
-    _emit(f"{PROG}: {one_line(reason, 300)}; {what}\n")
-    sys.exit(2 if fail_closed else 0)
-
-
-def _emit(text: str) -> None:
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-class HookCommand(click.Command):
-    """A click command whose usage errors do not exit 2 (which would block every write)."""
+class HookGroup(click.Group):
+    """Usage errors in the hook's own options must not exit 2 (which would block every
+    write): the same one-line, non-blocking failure as the fast route gives."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         raw = list(args)
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            own_failure(f"bad command line: {exc.format_message()}", "--fail-closed" in raw)
+            from qrspi_guard.hook.respond import failure
+            from qrspi_guard.hook.run import emit
+
+            emit(failure(f"bad command line: {exc.format_message()}", "--fail-closed" in raw,
+                         "text", None, None))
 
 
-@click.command(cls=HookCommand)
-@click.option("--event", type=click.Choice(["pre", "post"]), default=None,
-              help="pre: judge a Write's content before it lands (PreToolUse). post: judge "
-              "the edited file on disk (PostToolUse). Default: from hook_event_name.")
+@click.group(cls=HookGroup, invoke_without_command=True)
+@click.option("--event", type=click.Choice(EVENTS), default=None,
+              help="pre: judge a write, or an edit applied in memory, before it lands "
+              "(PreToolUse, BeforeTool). post: judge the file on disk, or the rounds a "
+              "shell command names (PostToolUse, AfterTool). Default: from "
+              "hook_event_name.")
+@click.option("--runtime", type=click.Choice(RUNTIMES), default=None,
+              help="The agent runtime whose payload and answer shapes to use. Default: "
+              "from hook_event_name, else from tool_name.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="text",
+              help="text: exit 2 blocks, the reason on stderr. json: exit 0, stdout one "
+              "deny/block object (nothing when allowed).")
 @click.option("--fail-closed", is_flag=True,
               help="The hook's own failures (bad stdin, unreadable file, bad options) "
-              "exit 2 and block, instead of exit 0.")
-def hook(event: str | None, fail_closed: bool) -> None:
+              "block, instead of allowing.")
+@click.pass_context
+def hook(ctx: click.Context, event: str | None, runtime: str | None, output_format: str,
+         fail_closed: bool) -> None:
     """Agent tool-use hook: refuse a malformed finding before it lands in a review round.
 
-    Reads the runtime's JSON payload (tool_name, tool_input, cwd, hook_event_name) on
-    stdin. Exit 0 allows; exit 2 blocks and stderr tells the agent what to fix.
+    Reads the runtime's JSON payload (Claude Code or Gemini CLI: tool_name, tool_input,
+    cwd, hook_event_name) on stdin. Exit 0 allows; exit 2 blocks and stderr tells the
+    agent what to fix (or, with --output-format json, the runtime's JSON answer).
 
     \b
-    Claude Code settings.json:
-      PreToolUse  matcher "Write"           command: qrspi-guard hook --event pre
-      PostToolUse matcher "Edit|MultiEdit"  command: qrspi-guard hook --event post
+    Install it:  qrspi-guard hook install [--runtime claude|gemini] [--scope project|user]
+    Claude Code settings.json (what install writes):
+      PreToolUse  matcher "Write|Edit|MultiEdit"       command: qrspi-guard hook --event pre
+      PostToolUse matcher "Write|Edit|MultiEdit|Bash"  command: qrspi-guard hook --event post
     """
-    from qrspi_guard.hook import HookFailure, decide, load_payload
+    if ctx.invoked_subcommand is None:
+        from qrspi_guard.hook.run import Options, execute
 
-    decision: Any = None
-    try:
-        payload = load_payload(sys.stdin.buffer.read())
-        decision = decide(payload, event)
-    except HookFailure as exc:
-        own_failure(str(exc), fail_closed)
-    except Exception as exc:  # a broken guard must not stop a run
-        own_failure(f"internal error: {type(exc).__name__}: {exc}", fail_closed)
-    if decision.blocks:
-        _emit(decision.message)
-        sys.exit(2)
-    sys.exit(0)
+        execute(Options(event, runtime, output_format, fail_closed))
+
+
+def _settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed([
+        click.option("--runtime", type=click.Choice(RUNTIMES), default="claude",
+                     show_default=True, help="Claude Code (.claude/settings.json) or "
+                     "Gemini CLI (.gemini/settings.json)."),
+        click.option("--scope", type=click.Choice(("project", "user")), default="project",
+                     show_default=True, help="project: under the current directory; "
+                     "user: under the home directory."),
+        click.option("--dry-run", is_flag=True,
+                     help="Print the merged settings file; write nothing."),
+    ]):
+        f = option(f)
+    return f
+
+
+@hook.command()
+@_settings_options
+def install(runtime: str, scope: str, dry_run: bool) -> None:
+    """Add the pre and post hooks to the runtime's settings file (idempotent).
+
+    Every other setting and hook is kept; the old file is kept beside it as
+    settings.json.qrspi-guard.bak. Exit 0 done, 2 could not run (a settings file that
+    does not parse, a symbolic link, a read-only file).
+    """
+    _change(runtime, scope, dry_run, remove=False)
+
+
+@hook.command()
+@_settings_options
+def uninstall(runtime: str, scope: str, dry_run: bool) -> None:
+    """Remove exactly the hooks that install adds. Exit 0 done, 2 could not run."""
+    _change(runtime, scope, dry_run, remove=True)
+
+
+def _change(runtime: str, scope: str, dry_run: bool, remove: bool) -> None:
+    import shutil
+
+    from qrspi_guard.hook.install import NAMES, change, disabled_names, settings_path
+    from qrspi_guard.textsafe import one_line
+
+    path = settings_path(runtime, scope)
+    events, text, backup = change(path, runtime, remove, dry_run)
+    shown = one_line(path)
+    if dry_run:
+        click.echo(text, nl=False)
+        return
+    if not events:
+        state = "not installed in" if remove else "already installed in"
+        click.echo(f"qrspi-guard hook: {state} {shown}; nothing changed")
+        return
+    verb = "removed from" if remove else "installed in"
+    kept = f"; the old file is {one_line(backup)}" if backup else ""
+    click.echo(f"qrspi-guard hook: {NAMES[runtime]} hooks {verb} {shown} "
+               f"({', '.join(events)}){kept}")
+    if remove:
+        return
+    if shutil.which("qrspi-guard") is None:
+        click.echo(f"qrspi-guard hook: warning: qrspi-guard is not on PATH; give the full "
+                   f"path of the console script in {shown}", err=True)
+    for name in disabled_names(text):
+        click.echo(f"qrspi-guard hook: warning: {name} is listed in hooks.disabled of "
+                   f"{shown}, so Gemini CLI will not run it", err=True)
+    sys.stdout.flush()

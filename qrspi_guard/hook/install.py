@@ -1,0 +1,251 @@
+"""`qrspi-guard hook install` / `uninstall`: the hook's entries in a runtime's settings.
+
+Claude Code reads ``.claude/settings.json`` (project: the current directory; user: the
+home directory), Gemini CLI ``.gemini/settings.json``. Both hold ``hooks.<Event>`` as a
+list of groups ``{"matcher": <tool-name regex>, "hooks": [<hook>, ...]}``; a Gemini
+hook also carries a ``name`` and a ``timeout`` in milliseconds.
+
+Install adds one group per event, whose hook runs the ``qrspi-guard hook`` console
+script, unless a hook with that command is there already (so it is idempotent);
+uninstall removes exactly the hooks with that command, and the groups, event lists and
+``hooks`` object that the removal leaves empty. Every other key, in ``hooks`` too
+(Gemini's ``disabled``, say), is kept. The file is rewritten atomically (a temporary
+file in the same directory, fsync, rename) with its mode, after a copy of the old file
+is kept beside it as ``settings.json.qrspi-guard.bak``.
+
+A settings file that does not parse, is not a JSON object, has ``hooks`` of the wrong
+shape, is a symbolic link (a rename would replace the link with a file) or is
+read-only is left alone: :class:`~qrspi_guard.errors.GuardError`, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+from qrspi_guard.errors import InputError, OutputError
+from qrspi_guard.hook.payload import CLAUDE, GEMINI
+from qrspi_guard.textsafe import one_line
+
+SCOPES = ("project", "user")
+DIRS = {CLAUDE: ".claude", GEMINI: ".gemini"}
+SETTINGS = "settings.json"
+BACKUP_SUFFIX = ".qrspi-guard.bak"
+COMMAND = "qrspi-guard hook --event {event}"
+#: a Gemini hook's timeout, milliseconds (its default is 60000)
+GEMINI_TIMEOUT_MS = 10000
+#: settings files larger than this are not read
+MAX_SETTINGS = 4 << 20
+#: runtime -> [(event name, our event, matcher)]
+EVENTS: dict[str, list[tuple[str, str, str]]] = {
+    CLAUDE: [("PreToolUse", "pre", "Write|Edit|MultiEdit"),
+             ("PostToolUse", "post", "Write|Edit|MultiEdit|Bash")],
+    GEMINI: [("BeforeTool", "pre", "write_file|replace"),
+             ("AfterTool", "post", "write_file|replace|run_shell_command")],
+}
+NAMES = {CLAUDE: "Claude Code", GEMINI: "Gemini CLI"}
+
+
+def settings_path(runtime: str, scope: str, cwd: str | None = None,
+                  home: str | None = None) -> str:
+    """The settings file of *runtime* for *scope*."""
+    base = (cwd or os.getcwd()) if scope == "project" else (home or os.path.expanduser("~"))
+    return os.path.join(base, DIRS[runtime], SETTINGS)
+
+
+def our_hook(runtime: str, event: str) -> dict[str, Any]:
+    """The hook entry install adds for *event* ("pre" or "post")."""
+    hook: dict[str, Any] = {"type": "command", "command": COMMAND.format(event=event)}
+    if runtime == GEMINI:
+        hook = {"name": f"qrspi-guard-{event}", **hook, "timeout": GEMINI_TIMEOUT_MS,
+                "description": "qrspi-guard: refuse a malformed QRSPI finding"}
+    return hook
+
+
+def _ours(hook: object, event: str) -> bool:
+    return (isinstance(hook, dict) and hook.get("type") == "command"
+            and hook.get("command") == COMMAND.format(event=event))
+
+
+def _hooks_of(doc: dict[str, Any], path: str, create: bool) -> dict[str, Any] | None:
+    hooks = doc.get("hooks")
+    if hooks is None:
+        if not create:
+            return None
+        hooks = doc["hooks"] = {}
+    if not isinstance(hooks, dict):
+        raise InputError(f"{one_line(path)}: \"hooks\" is not an object; not changed")
+    return hooks
+
+
+def _event_list(hooks: dict[str, Any], name: str, path: str) -> list[Any] | None:
+    groups = hooks.get(name)
+    if groups is not None and not isinstance(groups, list):
+        raise InputError(f"{one_line(path)}: \"hooks.{name}\" is not a list; not changed")
+    return groups
+
+
+def merge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str]:
+    """Add the hook's groups to *doc* in place; the events added (empty: all there)."""
+    hooks = _hooks_of(doc, path, create=True)
+    assert hooks is not None
+    added = []
+    for name, event, matcher in EVENTS[runtime]:
+        groups = _event_list(hooks, name, path)
+        if groups is not None and any(
+                isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                and any(_ours(h, event) for h in g["hooks"]) for g in groups):
+            continue
+        hooks.setdefault(name, []).append({"matcher": matcher,
+                                           "hooks": [our_hook(runtime, event)]})
+        added.append(name)
+    return added
+
+
+def unmerge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str]:
+    """Remove the hook's entries from *doc* in place; the events they were removed from."""
+    hooks = _hooks_of(doc, path, create=False)
+    if hooks is None:
+        return []
+    removed = []
+    for name, event, _ in EVENTS[runtime]:
+        groups = _event_list(hooks, name, path)
+        if not groups:
+            continue
+        kept, changed = [], False
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list) and any(_ours(h, event) for h in inner):
+                changed = True
+                rest = [h for h in inner if not _ours(h, event)]
+                if not rest:
+                    continue
+                group = {**group, "hooks": rest}
+            kept.append(group)
+        if changed:
+            removed.append(name)
+            if kept:
+                hooks[name] = kept
+            else:
+                del hooks[name]
+    if removed and not hooks:
+        del doc["hooks"]
+    return removed
+
+
+def load(path: str) -> tuple[dict[str, Any] | None, bytes | None, int | None]:
+    """(the parsed settings, their bytes, the file's mode), or Nones when the file does
+    not exist. Raises :class:`GuardError` for a file that must be left alone."""
+    shown = one_line(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, None, None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(f"{shown} is a symbolic link; not changed (edit the file it "
+                         "points to, or replace the link with a file)")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{shown} is not a regular file; not changed")
+    if st.st_size > MAX_SETTINGS:
+        raise InputError(f"{shown} is larger than {MAX_SETTINGS >> 20} MiB; not changed")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SETTINGS + 1)
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{shown} does not parse as JSON ({one_line(str(exc), 120)}); "
+                         "not changed") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{shown} is JSON but not an object; not changed")
+    return doc, data, stat.S_IMODE(st.st_mode)
+
+
+def render(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_atomic(path: str, data: bytes, mode: int | None) -> None:
+    """*data* into *path*: a temporary file beside it, fsync, rename, fsync the
+    directory. On any failure the old file is untouched and no temporary is left."""
+    import tempfile
+
+    directory = os.path.dirname(path) or "."
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                   dir=directory)
+    except OSError as exc:
+        raise OutputError(f"{one_line(path)}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"{one_line(path)}: cannot write: {exc.strerror or exc}") from None
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def change(path: str, runtime: str, remove: bool,
+           dry_run: bool) -> tuple[list[str], str, str | None]:
+    """Install (or with *remove*, uninstall) the hook in the settings file at *path*.
+
+    Returns the events changed, the merged file's text and the backup's path (None when
+    there was no old file); writes nothing when nothing changes or under *dry_run*.
+    Raises :class:`GuardError` when it cannot.
+    """
+    doc, old, mode = load(path)
+    if mode is not None and not mode & 0o222:
+        raise OutputError(f"{one_line(path)} is read-only; not changed")
+    if doc is None:
+        doc = {}
+    events = unmerge(doc, runtime, path) if remove else merge(doc, runtime, path)
+    text = render(doc)
+    if dry_run or not events:
+        return events, text, None
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{one_line(directory)}: cannot create: {exc.strerror or exc}") \
+            from None
+    backup = None
+    if old is not None:
+        backup = path + BACKUP_SUFFIX
+        write_atomic(backup, old, mode)
+    write_atomic(path, text.encode("utf-8"), mode)
+    return events, text, backup
+
+
+def disabled_names(doc_text: str) -> list[str]:
+    """Gemini CLI's ``hooks.disabled`` names that switch off one of our hooks."""
+    try:
+        disabled = json.loads(doc_text).get("hooks", {}).get("disabled", [])
+    except (ValueError, AttributeError):
+        return []
+    ours = {our_hook(GEMINI, e)["name"] for e in ("pre", "post")}
+    return sorted(n for n in disabled if isinstance(n, str) and n in ours) \
+        if isinstance(disabled, list) else []

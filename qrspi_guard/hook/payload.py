@@ -1,0 +1,213 @@
+"""What the agent runtime sent: the payload, its runtime, its event and the tool call.
+
+Claude Code and Gemini CLI speak one hook protocol in two dialects: a JSON object on
+stdin with ``hook_event_name``, ``tool_name``, ``tool_input`` and ``cwd``; exit 2
+blocks with stderr as the reason. They differ in the event names (``PreToolUse`` /
+``PostToolUse`` against ``BeforeTool`` / ``AfterTool``), the tool names and the JSON
+answer (:mod:`qrspi_guard.hook.respond`).
+
+This module is on the path of every call, the no-op included, so it imports only
+``json``, ``os`` and ``sys``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, BinaryIO
+
+CLAUDE = "claude"
+GEMINI = "gemini"
+RUNTIMES = (CLAUDE, GEMINI)
+EVENTS = ("pre", "post")
+
+#: hook_event_name -> (runtime, event)
+EVENT_NAMES: dict[str, tuple[str, str]] = {
+    "PreToolUse": (CLAUDE, "pre"), "PostToolUse": (CLAUDE, "post"),
+    "BeforeTool": (GEMINI, "pre"), "AfterTool": (GEMINI, "post"),
+}
+#: (runtime, event) -> the runtime's own name of the event (a JSON answer's hookEventName)
+NAME_OF: dict[tuple[str, str], str] = {v: k for k, v in EVENT_NAMES.items()}
+
+#: what a tool does to a file, as far as the hook is concerned
+WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL = (
+    "write", "edit", "multi_edit", "replace", "notebook", "shell")
+#: runtime -> tool name -> (kind, the tool_input key that names the file or command)
+TOOLS: dict[str, dict[str, tuple[str, str]]] = {
+    CLAUDE: {"Write": (WRITE, "file_path"), "Edit": (EDIT, "file_path"),
+             "MultiEdit": (MULTI_EDIT, "file_path"),
+             "NotebookEdit": (NOTEBOOK, "notebook_path"), "Bash": (SHELL, "command")},
+    GEMINI: {"write_file": (WRITE, "file_path"), "replace": (REPLACE, "file_path"),
+             "run_shell_command": (SHELL, "command")},
+}
+#: kinds judged before the call: the whole new file, or an edit applied in memory
+PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE})
+#: kinds judged after the call: the file as it now is on disk, or the rounds a command names
+POST_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL})
+
+#: stdin larger than this is the hook's own failure (a finding is at most 1 MiB; JSON
+#: escaping can make its payload up to six times larger)
+STDIN_CAP = 32 << 20
+
+
+class HookFailure(Exception):
+    """The hook itself cannot work (bad payload, unreadable file): never the agent's fault."""
+
+
+def _repr(value: object, limit: int = 60) -> str:
+    from qrspi_guard.textsafe import one_line
+
+    return one_line(repr(value), limit)
+
+
+def json_type(value: object) -> str:
+    """A JSON value's type, as a payload's author would say it."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {list: "a list", dict: "an object", str: "a string"}.get(type(value), "null")
+
+
+def mistyped(where: str, key: str, value: object, wanted: str = "a string") -> str:
+    """The one line for a missing or mistyped field."""
+    if value is None:
+        return f"{where} has no {key}"
+    return f"{where} {key} is {json_type(value)}, not {wanted}"
+
+
+def read_stdin(stream: BinaryIO | None = None) -> bytes:
+    """The payload's bytes, at most :data:`STDIN_CAP`, or :class:`HookFailure`."""
+    if stream is None:
+        if sys.stdin is None:
+            raise HookFailure("no stdin")
+        stream = sys.stdin.buffer
+    try:
+        data = stream.read(STDIN_CAP + 1)
+    except (OSError, ValueError) as exc:
+        raise HookFailure(f"cannot read stdin: {exc}") from None
+    if len(data) > STDIN_CAP:
+        raise HookFailure(f"stdin is larger than {STDIN_CAP >> 20} MiB")
+    return data
+
+
+def load_payload(raw: bytes | str) -> dict[str, Any]:
+    """The JSON object on stdin, or :class:`HookFailure`."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        from qrspi_guard.textsafe import one_line
+
+        raise HookFailure(f"stdin is not JSON ({one_line(str(exc), 120)})") from None
+    if not isinstance(payload, dict):
+        raise HookFailure("stdin is JSON but not an object")
+    return payload
+
+
+def _named(payload: dict[str, Any]) -> tuple[str, str] | None:
+    named = payload.get("hook_event_name")
+    return EVENT_NAMES.get(named) if isinstance(named, str) else None
+
+
+def event_of(payload: dict[str, Any], event: str | None = None) -> str:
+    """`pre` or `post`: the command line's ``--event`` wins over ``hook_event_name``."""
+    if event in EVENTS:
+        return event  # type: ignore[return-value]
+    named = _named(payload)
+    if named is not None:
+        return named[1]
+    raise HookFailure(f"cannot tell a pre-write from a post-edit call (hook_event_name "
+                      f"{_repr(payload.get('hook_event_name'))}); pass --event pre or "
+                      "--event post")
+
+
+def runtime_of(payload: dict[str, Any], runtime: str | None = None) -> str | None:
+    """`claude` or `gemini`: ``--runtime`` wins, then the event's name, then the tool's
+    name (the two runtimes share none). None when none of them tells."""
+    if runtime in RUNTIMES:
+        return runtime
+    named = _named(payload)
+    if named is not None:
+        return named[0]
+    tool = payload.get("tool_name")
+    for name in RUNTIMES:
+        if isinstance(tool, str) and tool in TOOLS[name]:
+            return name
+    return None
+
+
+class Call:
+    """One tool call, resolved: who sent it, when, and what the tool does to a file."""
+
+    __slots__ = ("runtime", "event", "tool", "kind", "key", "tool_input", "cwd")
+
+    def __init__(self, runtime: str, event: str, tool: str, kind: str | None, key: str,
+                 tool_input: dict[str, Any], cwd: str | None) -> None:
+        self.runtime = runtime
+        self.event = event
+        self.tool = tool
+        self.kind = kind  #: None: a tool this hook does not judge at this event
+        self.key = key  #: the tool_input key naming the file (or the shell command)
+        self.tool_input = tool_input
+        self.cwd = cwd
+
+    def text(self, key: str, required: bool = True) -> str | None:
+        """``tool_input[key]`` as a string; a missing or mistyped one is a failure."""
+        value = self.tool_input.get(key)
+        if isinstance(value, str):
+            return value
+        if value is None and not required:
+            return None
+        from qrspi_guard.textsafe import one_line
+
+        raise HookFailure(mistyped(f"{one_line(self.tool, 40)} tool_input", key, value))
+
+    def file_path(self) -> str:
+        path = self.tool_input.get(self.key)
+        if not isinstance(path, str) or not path or "\x00" in path:
+            from qrspi_guard.textsafe import one_line
+
+            raise HookFailure(f"{one_line(self.tool, 40)} tool_input has no usable "
+                              f"{self.key}")
+        return path
+
+
+def resolve(payload: dict[str, Any], event: str | None = None,
+            runtime: str | None = None) -> Call:
+    """The call a payload describes, or :class:`HookFailure` when its tool, event or
+    runtime cannot be told. ``kind`` is None for a tool this hook does not judge."""
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str):
+        raise HookFailure("payload has no tool_name")
+    ev = event_of(payload, event)
+    rt = runtime_of(payload, runtime)
+    if rt is None:
+        raise HookFailure(f"cannot tell the agent runtime (hook_event_name "
+                          f"{_repr(payload.get('hook_event_name'))}, tool_name "
+                          f"{_repr(tool)}); pass --runtime claude or --runtime gemini")
+    cwd = payload.get("cwd")
+    cwd = cwd if isinstance(cwd, str) and cwd and "\x00" not in cwd else None
+    kind, key = TOOLS[rt].get(tool, (None, ""))
+    if kind is not None and kind not in (PRE_KINDS if ev == "pre" else POST_KINDS):
+        kind = None
+    tool_input = payload.get("tool_input")
+    if kind is not None and not isinstance(tool_input, dict):
+        from qrspi_guard.textsafe import one_line
+
+        raise HookFailure(f"{one_line(tool, 40)} payload has no tool_input object")
+    return Call(rt, ev, tool, kind, key, tool_input if isinstance(tool_input, dict) else {},
+                cwd)
+
+
+def base_dir(call: Call) -> str:
+    """Where a shell command's relative paths start: Gemini's ``directory`` (itself
+    relative to ``cwd``) when given, else the payload's ``cwd``, else ours."""
+    base = call.cwd or os.getcwd()
+    directory = call.tool_input.get("directory") if call.runtime == GEMINI else None
+    if isinstance(directory, str) and directory and "\x00" not in directory:
+        base = os.path.join(base, directory)
+    return base

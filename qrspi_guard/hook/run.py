@@ -1,0 +1,162 @@
+"""`qrspi-guard hook` as a process: argv and stdin in, an answer and an exit code out.
+
+This is the fast route :func:`qrspi_guard.cli.main` takes for ``hook`` (``--help``,
+``install`` and ``uninstall`` go through click): it parses its few options itself, so
+a call that is not about a review round imports neither click nor pydantic nor YAML.
+
+A broken guard must never stop a run: every failure of the hook itself (bad stdin, an
+unreadable file, even a bad option on its own command line, which click would turn
+into exit 2 and so block every write) is one line on stderr and exit 0, unless
+``--fail-closed``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from qrspi_guard.hook.payload import EVENTS, RUNTIMES, HookFailure
+from qrspi_guard.hook.respond import FORMATS, Answer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, NoReturn
+
+#: option -> its choices (None: a flag)
+OPTIONS: dict[str, tuple[str, ...] | None] = {
+    "--event": EVENTS, "--runtime": RUNTIMES, "--output-format": FORMATS,
+    "--fail-closed": None,
+}
+
+
+class Options:
+    """The hook's command line, parsed."""
+
+    __slots__ = ("event", "runtime", "output_format", "fail_closed")
+
+    def __init__(self, event: str | None = None, runtime: str | None = None,
+                 output_format: str = "text", fail_closed: bool = False) -> None:
+        self.event = event
+        self.runtime = runtime
+        self.output_format = output_format
+        self.fail_closed = fail_closed
+
+
+def parse(argv: list[str]) -> tuple[Options, str | None]:
+    """The options, and what is wrong with the command line (None when nothing). What
+    can be read is read even when something else is wrong, so that a failure still
+    answers in the form asked for."""
+    opts = Options(fail_closed="--fail-closed" in argv)
+    problem: str | None = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        i += 1
+        if name not in OPTIONS:
+            what = "no such option" if arg.startswith("-") else "unexpected argument"
+            problem = problem or f"{what}: {arg}"
+            continue
+        choices = OPTIONS[name]
+        if choices is None:
+            if eq:
+                problem = problem or f"option {name} does not take a value"
+            continue
+        if not eq:
+            if i >= len(argv):
+                problem = problem or f"option {name} requires an argument"
+                continue
+            value = argv[i]
+            i += 1
+        if value not in choices:
+            problem = problem or (f"invalid value for {name}: {value!r} is not one of "
+                                  + ", ".join(repr(c) for c in choices))
+            continue
+        setattr(opts, name[2:].replace("-", "_"), value)
+    return opts, problem
+
+
+def main(argv: list[str]) -> NoReturn:
+    """Run the hook on stdin with *argv* (the words after ``hook``) and exit."""
+    opts, problem = parse(argv)
+    if problem is not None:
+        from qrspi_guard.hook.respond import failure
+
+        emit(failure(f"bad command line: {problem}", opts.fail_closed, opts.output_format,
+                     opts.runtime, opts.event))
+    execute(opts)
+
+
+def execute(opts: Options) -> NoReturn:
+    """Read the payload on stdin, judge it, print the answer and exit."""
+    payload: dict[str, Any] | None = None
+    try:
+        from qrspi_guard.hook.payload import load_payload, read_stdin
+
+        payload = load_payload(read_stdin())
+        from qrspi_guard.hook.judging import decide
+
+        decision = decide(payload, opts.event, opts.runtime)
+        if decision.blocks:
+            from qrspi_guard.hook.respond import answer
+
+            result = answer(True, decision.message, opts.output_format, decision.runtime,
+                            decision.event)
+        else:
+            result = Answer()
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a broken guard must not stop a run
+        reason = str(exc) if isinstance(exc, HookFailure) else (
+            f"internal error: {type(exc).__name__}: {exc}")
+        result = _failure(reason, opts, payload)
+    emit(result)
+
+
+def _failure(reason: str, opts: Options, payload: dict[str, Any] | None) -> Answer:
+    from qrspi_guard.hook.payload import runtime_of
+    from qrspi_guard.hook.respond import failure
+
+    runtime, event = opts.runtime, opts.event
+    if payload is not None:
+        try:
+            from qrspi_guard.hook.payload import event_of
+
+            event = event_of(payload, event)
+        except HookFailure:
+            pass
+        runtime = runtime_of(payload, runtime)
+    return failure(reason, opts.fail_closed, opts.output_format, runtime, event)
+
+
+def emit(result: Answer) -> NoReturn:
+    """Print *result* and exit with its code. A JSON block that cannot reach stdout
+    falls back to the exit-2 form, which both runtimes read as a block."""
+    code = result.code
+    stderr = result.stderr
+    if result.stdout:
+        try:
+            sys.stdout.write(result.stdout)
+            sys.stdout.flush()
+        except (OSError, ValueError, AttributeError):
+            _silence_stdout()
+            stderr = stderr or result.reason
+            code = 2
+    if stderr:
+        try:
+            sys.stderr.write(stderr)
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
