@@ -51,6 +51,24 @@ def _term_as_exit() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+class _RoundNumber(click.ParamType):
+    """An integer >= 1 of at most 9 digits, refused in one short line otherwise (never
+    echoing a 5,000-digit value, never Python's int-digits limit)."""
+
+    name = "N"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        text = str(value).strip()
+        if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1:
+            return int(text)
+        self.fail(f"{one_line(text, 20)!r} is not a round number (an integer from 1 to "
+                  "999999999)", param, ctx)
+
+
+_ROUND = _RoundNumber()
+
+
 def _report(plan: SplitPlan) -> None:
     for problem in plan.problems:
         _err(problem)
@@ -83,7 +101,7 @@ written (the directory is left as it was, or split_incomplete until the next spl
                    "round for this attempt, in the same atomic step.")
 @click.option("--reject-invalid", is_flag=True,
               help="Write nothing at all when any block fails validation.")
-@click.option("--round", "round_no", type=click.IntRange(min=1), default=None,
+@click.option("--round", "round_no", type=_ROUND, default=None,
               metavar="N",
               help="The round, when ROUND_DIR is not named round-NN (test fixtures, "
                    "mktemp -d); else taken from the findings' finding_id. With a round-NN "
