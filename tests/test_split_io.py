@@ -122,9 +122,8 @@ def test_an_os_error_at_any_step_leaves_the_old_state_or_the_new_one(tmp_path: P
         ref, d = stale_round(tmp_path / f"k{k}")
         before = listing(d)
 
-        fired: list[int] = []
-
-        def fault(step: str, name: str, at: tuple[str, str] = at) -> None:
+        def fault(step: str, name: str, at: tuple[str, str] = at,
+                  fired: list[int] = []) -> None:  # noqa: B006 - one list per step
             if (step, name) == at and not fired:  # one fault, as the disk gives it once
                 fired.append(1)
                 raise_errno(code)
