@@ -1,10 +1,10 @@
-"""The split core: the input grammar, numbering, validation, the mixing rule, and the
-all-or-nothing writer (split.md). Every row of split.md's tables has a case here;
-the end-to-end cases are in test_split_cli.py."""
+"""The split core: the input grammar, numbering, validation, the mixing rule, the
+round of a directory that is not round-NN, and reruns (split.md, generations.md §8).
+Every row of split.md's tables has a case here; the writer is in test_split_io.py,
+the end-to-end cases in test_split_cli.py and test_split_reliability.py."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,14 +14,17 @@ from qrspi_guard.split import (
     EXIT_OK,
     EXIT_REFUSED,
     InputKind,
+    Target,
     Write,
     clean_sentinel,
     earlier_output,
     finding_name,
     parse_stdout,
     plan_split,
+    target_of,
 )
-from qrspi_guard.splitio import SplitIOError, execute
+from qrspi_guard.split.errors import SplitUsageError
+from qrspi_guard.split.target import infer_round
 
 B = b"<<<FINDING-BOUNDARY>>>"
 TAG = "quality-codex"
@@ -278,120 +281,157 @@ def test_replace_plans_removal_of_findings_sidecars_and_clean(tmp_path: Path) ->
     assert earlier_output(TAG, names) == sorted(names[:4])
 
 
-# -- all or nothing -----------------------------------------------------------------
+# -- directories that are not round-NN (generations.md §8) --------------------------
 
 
-def listing(path: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
-
-
-def stale_round(tmp_path: Path) -> tuple[RoundRef, Path]:
+def test_a_round_nn_directory_is_its_own_round_and_a_matching_round_option_is_fine(
+        tmp_path: Path) -> None:
     r = ref(tmp_path)
-    d = Path(r.round_dir)
-    (d / "quality-codex.finding-F01.md").write_bytes(finding(1, body="Old attempt."))
-    (d / "quality-codex.finding-F01.score.yml").write_bytes(b"score: 90\nreason: ok\n")
-    (d / "quality-codex.finding-F02.md").write_bytes(finding(2, body="Old attempt."))
-    (d / "scope-codex.clean.md").write_bytes(b"---\nreviewer: scope-codex\nround: 3\n"
-                                             b"findings: 0\n---\n")
-    return r, d
+    for option in (None, 3):
+        got = target_of(r.round_dir, option)
+        assert (got.round, got.round_text, got.step, got.pseudo) == (3, "03", "design", False)
 
 
-def test_execute_writes_every_file_and_leaves_no_temp(tmp_path: Path) -> None:
-    r = ref(tmp_path)
-    plan = plan_split(stdout_of(finding(1), finding(2)), r, TAG, os.listdir(r.round_dir))
-    assert execute(plan) == []
-    assert listing(Path(r.round_dir)) == {w.name: w.data for w in plan.writes}
-    assert all(oct(os.stat(Path(r.round_dir) / w.name).st_mode & 0o777) == "0o644"
-               for w in plan.writes)
+def test_a_round_option_that_disagrees_with_a_round_nn_directory_is_a_usage_error(
+        tmp_path: Path) -> None:
+    with pytest.raises(SplitUsageError, match="--round 4 disagrees"):
+        target_of(ref(tmp_path).round_dir, 4)
 
 
-def test_replace_swaps_the_stale_attempt_in_one_step(tmp_path: Path) -> None:
-    r, d = stale_round(tmp_path)
-    plan = plan_split(b"NO_FINDINGS", r, TAG, os.listdir(d), replace=True)
-    execute(plan)
-    assert sorted(listing(d)) == ["quality-codex.clean.md", "scope-codex.clean.md"]
+@pytest.mark.parametrize("rel,said", [
+    ("reviews/design", "inside a reviews/ tree"),
+    ("reviews", "inside a reviews/ tree"),
+    ("reviews/design/round-03/notes", "inside a reviews/ tree"),
+    ("work/round-1", "named like one but not round-NN"),
+    ("work/round-00", "named like one but not round-NN"),
+    ("work/round-05-fanout", "named like one but not round-NN"),
+], ids=["step-dir", "reviews-dir", "inside-a-round", "unpadded", "round-zero", "suffixed"])
+def test_directories_that_are_plainly_a_mistake_are_refused(tmp_path: Path, rel: str,
+                                                            said: str) -> None:
+    (tmp_path / rel).mkdir(parents=True)
+    with pytest.raises(SplitUsageError, match=said):
+        target_of(str(tmp_path / rel))
 
 
-FAULTS = [("write", finding_name(TAG, 1)), ("write", finding_name(TAG, 3)),
-          ("aside", "quality-codex.finding-F01.score.yml"),
-          ("aside", "quality-codex.finding-F02.md"),
-          ("rename", finding_name(TAG, 1)), ("rename", finding_name(TAG, 2)),
-          ("rename", finding_name(TAG, 3)), ("sync", "")]
+def test_any_other_directory_is_a_pseudo_round_with_the_round_option(tmp_path: Path) -> None:
+    got = target_of(str(tmp_path), 7)
+    assert (got.round, got.round_text, got.step, got.pseudo) == (7, "7", None, True)
+    got = target_of(str(tmp_path))
+    assert (got.round, got.round_text, got.pseudo) == (None, None, True)
 
 
-@pytest.mark.parametrize("exc", [OSError(28, "No space left on device"), RuntimeError("boom")],
-                         ids=["enospc", "exception"])
-@pytest.mark.parametrize("at", FAULTS, ids=[f"{s}-{n or 'dir'}" for s, n in FAULTS])
-def test_a_failure_at_any_step_leaves_the_directory_exactly_as_it_was(
-        tmp_path: Path, at: tuple[str, str], exc: Exception) -> None:
-    r, d = stale_round(tmp_path)
-    before = listing(d)
-    plan = plan_split(stdout_of(finding(1), finding(2), finding(3)), r, TAG, os.listdir(d),
-                      replace=True)
-
-    def fault(step: str, name: str) -> None:
-        if (step, name) == at:
-            raise exc
-
-    with pytest.raises(SplitIOError) as info:
-        execute(plan, fault)
-    assert info.value.restored and "nothing was changed" in str(info.value)
-    assert listing(d) == before
+def pseudo(tmp_path: Path, option: int | None = None) -> Target:
+    return target_of(str(tmp_path), option)
 
 
-def test_an_interrupt_mid_rename_is_undone_and_propagates(tmp_path: Path) -> None:
-    r, d = stale_round(tmp_path)
-    before = listing(d)
-    plan = plan_split(stdout_of(finding(1), finding(2)), r, TAG, os.listdir(d), replace=True)
-
-    def fault(step: str, name: str) -> None:
-        if step == "rename" and name == finding_name(TAG, 2):
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        execute(plan, fault)
-    assert listing(d) == before
-
-
-def test_a_real_os_failure_mid_rename_is_undone(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    r, d = stale_round(tmp_path)
-    before = listing(d)
-    plan = plan_split(stdout_of(finding(1), finding(2)), r, TAG, os.listdir(d), replace=True)
-    real = os.replace
-    calls = []
-
-    def flaky(src: str, dst: str) -> None:
-        calls.append(dst)
-        if len(calls) == 2:
-            raise OSError(5, "Input/output error")
-        real(src, dst)
-
-    monkeypatch.setattr(os, "replace", flaky)
-    with pytest.raises(SplitIOError, match="Input/output error"):
-        execute(plan)
-    assert listing(d) == before
+INFERENCE = [
+    # (id, blocks, inferred round, mismatch reported)
+    ("agree", [finding(1, rnd=3), finding(2, rnd=3)], 3, False),
+    ("leading-zeros-agree", [finding(1, rnd=3), finding(2, rnd=3, finding_id="R003-F02")],
+     3, False),
+    ("disagree", [finding(1, rnd=3), finding(2, rnd=4)], None, True),
+    ("no-id-has-no-say", [finding(1, rnd=3, finding_id=None), finding(2, rnd=5)], 5, False),
+    ("malformed-id-has-no-say", [finding(1, finding_id="R3F01"), finding(2, rnd=5)], 5, False),
+    ("no-usable-id", [b"Just prose.\n"], None, False),
+    ("round-zero-is-no-round", [finding(1, rnd=0)], None, False),
+    ("5000-digit-round-is-no-round", [finding(1, finding_id="R" + "1" * 5000 + "-F01")],
+     None, False),
+    ("5000-digit-disagreement-is-cut-in-the-message",
+     [finding(1, rnd=3), finding(2, finding_id="R" + "1" * 5000 + "-F02")], None, True),
+]
 
 
-def test_replace_refuses_to_remove_a_directory_named_like_output(tmp_path: Path) -> None:
-    r, d = stale_round(tmp_path)
-    (d / "quality-codex.finding-F09.md").mkdir()
-    before = sorted(os.listdir(d))
-    plan = plan_split(stdout_of(finding(1)), r, TAG, os.listdir(d), replace=True)
-    with pytest.raises(SplitIOError, match="is a directory"):
-        execute(plan)
-    assert sorted(os.listdir(d)) == before
+@pytest.mark.parametrize("blocks,expected,mismatch", [r[1:] for r in INFERENCE],
+                         ids=[r[0] for r in INFERENCE])
+def test_a_pseudo_round_takes_the_round_its_finding_ids_agree_on(
+        tmp_path: Path, blocks: list[bytes], expected: int | None, mismatch: bool) -> None:
+    names = [finding_name(TAG, i) for i in range(1, len(blocks) + 1)]
+    got, diags = infer_round(pseudo(tmp_path), tuple(blocks), names)
+    assert got.round == expected
+    assert [d.cause for d in diags] == (["round_mismatch"] if mismatch else [])
+    assert all(len(d.message) < 400 for d in diags)
 
 
-def test_sigterm_turned_exit_mid_write_is_undone_and_propagates(tmp_path: Path) -> None:
-    r, d = stale_round(tmp_path)
-    before = listing(d)
-    plan = plan_split(stdout_of(finding(1), finding(2)), r, TAG, os.listdir(d), replace=True)
+def test_the_round_option_wins_over_finding_ids_and_pins_them(tmp_path: Path) -> None:
+    plan = plan_split(stdout_of(finding(1, rnd=3)), pseudo(tmp_path, 4), TAG, [])
+    assert "round_mismatch" in causes(plan) and plan.exit_code == EXIT_REFUSED
 
-    def fault(step: str, name: str) -> None:
-        if step == "write" and name == finding_name(TAG, 2):
-            raise SystemExit(143)  # what the CLI's SIGTERM handler raises
 
-    with pytest.raises(SystemExit):
-        execute(plan, fault)
-    assert listing(d) == before
+def test_findings_into_a_pseudo_round_validate_against_the_agreed_round(tmp_path: Path) -> None:
+    plan = plan_split(stdout_of(finding(1, rnd=3), finding(2, rnd=3)), pseudo(tmp_path), TAG, [])
+    assert plan.diagnostics == [] and plan.exit_code == EXIT_OK
+    assert [w.name for w in plan.writes] == [finding_name(TAG, 1), finding_name(TAG, 2)]
+
+
+def test_a_round_field_that_differs_from_the_agreed_finding_ids_is_round_mismatch(
+        tmp_path: Path) -> None:
+    plan = plan_split(stdout_of(finding(1, rnd=3, round="4")), pseudo(tmp_path), TAG, [])
+    assert causes(plan) == ["round_mismatch"]
+
+
+def test_findings_that_disagree_on_the_round_are_written_and_named(tmp_path: Path) -> None:
+    plan = plan_split(stdout_of(finding(1, rnd=3), finding(2, rnd=4)), pseudo(tmp_path), TAG, [])
+    assert causes(plan) == ["round_mismatch"] and plan.exit_code == EXIT_REFUSED
+    assert "--round N" in plan.diagnostics[0].message and len(plan.writes) == 2
+
+
+def test_no_findings_without_a_round_writes_the_fan_in_splitters_sentinel(tmp_path: Path) -> None:
+    plan = plan_split(b"NO_FINDINGS", pseudo(tmp_path), TAG, [])
+    assert plan.diagnostics == [] and plan.exit_code == EXIT_OK
+    assert plan.writes == [Write("quality-codex.clean.md",
+                                 b"---\nreviewer: quality-codex\nfindings: 0\n---\n")]
+    plan = plan_split(b"NO_FINDINGS", pseudo(tmp_path, 12), TAG, [])
+    assert plan.writes[0].data == b"---\nreviewer: quality-codex\nround: 12\nfindings: 0\n---\n"
+
+
+# -- a rerun over its own output ------------------------------------------------------
+
+
+def rerun(tmp_path: Path, stdout: bytes, data: dict[str, bytes | None],
+          **kw: bool) -> object:
+    return plan_split(stdout, ref(tmp_path), TAG, list(data), existing_data=data, **kw)
+
+
+def test_a_byte_identical_rerun_changes_nothing_and_succeeds(tmp_path: Path) -> None:
+    out = stdout_of(finding(1), finding(2))
+    data: dict[str, bytes | None] = {finding_name(TAG, 1): finding(1),
+                                     finding_name(TAG, 2): finding(2)}
+    for replace in (False, True):
+        plan = rerun(tmp_path, out, data, replace=replace)
+        assert plan.exit_code == EXIT_OK and plan.writes == [] and plan.removals == []
+        assert plan.files == sorted(data) and plan.diagnostics == []
+
+
+def test_a_byte_identical_no_findings_rerun_changes_nothing(tmp_path: Path) -> None:
+    data: dict[str, bytes | None] = {"quality-codex.clean.md": clean_sentinel(TAG, "03")}
+    plan = rerun(tmp_path, b"NO_FINDINGS\n", data)
+    assert plan.exit_code == EXIT_OK and plan.writes == [] and plan.unchanged
+
+
+def test_a_rerun_of_invalid_blocks_keeps_its_exit_code(tmp_path: Path) -> None:
+    bad = finding(1, severity="critical")
+    plan = rerun(tmp_path, stdout_of(bad), {finding_name(TAG, 1): bad})
+    assert plan.writes == [] and plan.exit_code == EXIT_REFUSED
+    assert causes(plan) == ["severity_out_of_enum"]
+
+
+DIFFERENCES = [
+    # (id, the tag's earlier files: name -> bytes or None for not a regular file)
+    ("one-byte", {finding_name(TAG, 1): finding(1),
+                  finding_name(TAG, 2): finding(2)[:-2] + b"!\n"}),
+    ("one-file-fewer", {finding_name(TAG, 1): finding(1)}),
+    ("one-file-more", {finding_name(TAG, 1): finding(1), finding_name(TAG, 2): finding(2),
+                       finding_name(TAG, 3): finding(3)}),
+    ("a-sidecar-beside", {finding_name(TAG, 1): finding(1), finding_name(TAG, 2): finding(2),
+                          "quality-codex.finding-F01.score.yml": b"score: 90\nreason: ok\n"}),
+    ("not-a-regular-file", {finding_name(TAG, 1): finding(1), finding_name(TAG, 2): None}),
+    ("clean-instead", {"quality-codex.clean.md": clean_sentinel(TAG, "03")}),
+]
+
+
+@pytest.mark.parametrize("data", [r[1] for r in DIFFERENCES], ids=[r[0] for r in DIFFERENCES])
+def test_any_difference_from_the_earlier_output_is_still_mixing(
+        tmp_path: Path, data: dict[str, bytes | None]) -> None:
+    plan = rerun(tmp_path, stdout_of(finding(1), finding(2)), data)
+    assert causes(plan) == ["split_would_mix_attempts"] and plan.exit_code == EXIT_REFUSED
+    assert plan.writes == [] and plan.files == []

@@ -312,3 +312,102 @@ def test_clean_sentinel_from_split_passes_check(tmp_path: Path) -> None:
     assert sorted(listing(round_dir)) == ["quality-claude.clean.md", "quality-codex.clean.md"]
     check = run("check", str(round_dir), cwd=tmp_path)
     assert check.returncode == 0, check.stdout
+
+
+# -- the behaviours upstream's own splitter tests pin (generations.md §8) ------------
+# tests/unit/test-codex-splitter.bats in dfrysinger/qrspi-plus runs the splitter into
+# `mktemp -d` directories (not round-NN) and twice on the same input.
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    """A directory like `mktemp -d` gives: not round-NN, not inside a reviews/ tree."""
+    d = tmp_path / "tmp.Xq3ZbQ"
+    d.mkdir()
+    return d
+
+
+def into(scratch: Path, data: bytes, *extra: str) -> subprocess.CompletedProcess[str]:
+    (scratch.parent / "reviewer.out").write_bytes(data)
+    return run("split", "reviewer.out", scratch.name, TAG, *extra, cwd=scratch.parent)
+
+
+def test_findings_into_a_scratch_directory_take_their_finding_ids_round(scratch: Path) -> None:
+    data = stdout_of(finding(1, rnd=3), finding(2, rnd=3),
+                     preamble=b"This preamble is not part of any finding.\n")
+    proc = into(scratch, data)
+    assert proc.returncode == 0, proc.stderr
+    assert listing(scratch) == {"quality-codex.finding-F01.md": finding(1, rnd=3),
+                                "quality-codex.finding-F02.md": finding(2, rnd=3)}
+    assert b"preamble" not in b"".join(listing(scratch).values())
+
+
+@pytest.mark.parametrize("data", [b"NO_FINDINGS\n", b"NO_FINDINGS"], ids=["12-byte", "11-byte"])
+def test_no_findings_into_a_scratch_directory_writes_only_a_roundless_clean_sentinel(
+        scratch: Path, data: bytes) -> None:
+    proc = into(scratch, data)
+    assert proc.returncode == 0, proc.stderr
+    assert listing(scratch) == {
+        "quality-codex.clean.md": b"---\nreviewer: quality-codex\nfindings: 0\n---\n"}
+
+
+def test_the_round_option_gives_a_scratch_directory_its_round(scratch: Path) -> None:
+    proc = into(scratch, b"NO_FINDINGS\n", "--round", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert listing(scratch)["quality-codex.clean.md"] == (
+        b"---\nreviewer: quality-codex\nround: 3\nfindings: 0\n---\n")
+    other = scratch.parent / "other"
+    other.mkdir()
+    (scratch.parent / "f.txt").write_bytes(stdout_of(finding(1, rnd=3)))
+    proc = run("split", "f.txt", "other", TAG, "--round", "4", cwd=scratch.parent)
+    assert proc.returncode == 1 and "round_mismatch" in proc.stderr
+
+
+@pytest.mark.parametrize("data,said", [
+    (b"The reviewer wrote prose and neither a boundary nor the sentinel.\n", "malformed"),
+    (b"", "empty"),
+], ids=["malformed", "empty"])
+def test_malformed_or_empty_input_into_a_scratch_directory_writes_nothing(
+        scratch: Path, data: bytes, said: str) -> None:
+    proc = into(scratch, data)
+    assert proc.returncode == 1
+    (line,) = stderr_lines(proc)
+    assert said in line
+    assert listing(scratch) == {}
+
+
+def test_a_rerun_on_the_same_input_succeeds_and_touches_nothing(scratch: Path) -> None:
+    data = stdout_of(finding(1, rnd=3), finding(2, rnd=3))
+    first = into(scratch, data)
+    assert first.returncode == 0, first.stderr
+    stats = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in scratch.iterdir()}
+    before = listing(scratch)
+    second = into(scratch, data)
+    assert second.returncode == 0 and second.stderr == ""
+    assert second.stdout == first.stdout  # the same paths: they stand for this input
+    assert listing(scratch) == before
+    assert {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in scratch.iterdir()} == stats
+
+
+def test_a_rerun_on_different_input_is_still_split_would_mix_attempts(scratch: Path) -> None:
+    assert into(scratch, stdout_of(finding(1, rnd=3), finding(2, rnd=3))).returncode == 0
+    before = listing(scratch)
+    proc = into(scratch, stdout_of(finding(1, rnd=3)))
+    assert proc.returncode == 1 and "split_would_mix_attempts" in proc.stderr
+    assert listing(scratch) == before
+
+
+def test_a_rerun_into_a_real_round_on_the_same_input_succeeds(tmp: Path) -> None:
+    data = stdout_of(finding(1), finding(2))
+    assert split(tmp, data).returncode == 0
+    before = listing(rnd(tmp))
+    proc = split(tmp, data)
+    assert proc.returncode == 0 and listing(rnd(tmp)) == before
+    assert split(tmp, b"NO_FINDINGS\n").returncode == 1  # a different attempt
+
+
+def test_a_round_option_that_disagrees_with_a_round_nn_directory_is_exit_2(tmp: Path) -> None:
+    proc = split(tmp, stdout_of(finding(1)), "--round", "3")
+    assert proc.returncode == 2 and "--round 3 disagrees" in proc.stderr
+    assert listing(rnd(tmp)) == {}
+    assert split(tmp, stdout_of(finding(1)), "--round", "2").returncode == 0

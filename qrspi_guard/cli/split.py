@@ -11,8 +11,8 @@ from contextlib import contextmanager
 import click
 
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.discover import round_of_dir
-from qrspi_guard.split import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, SplitPlan, plan_split, tag_is_valid
+from qrspi_guard.errors import GuardError
+from qrspi_guard.split import SplitPlan
 from qrspi_guard.textsafe import one_line
 
 PREFIX = "qrspi-guard split"
@@ -22,7 +22,7 @@ def _err(text: str) -> None:
     click.echo(f"{PREFIX}: {one_line(text)}", err=True)
 
 
-def _fail(text: str, code: int = EXIT_USAGE) -> None:
+def _fail(text: str, code: int = 2) -> None:
     _err(text)
     sys.exit(code)
 
@@ -32,17 +32,6 @@ def _diag_line(d: Diagnostic) -> str:
     if d.line is not None:
         where += f":{d.line}"
     return f"{where}: {d.level} {d.cause}: {d.message}"
-
-
-def _read_stdout(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        _fail(f"cannot read STDOUT {path}: {exc.strerror or exc}")
-        raise AssertionError("unreachable") from None
 
 
 @contextmanager
@@ -62,6 +51,24 @@ def _term_as_exit() -> Iterator[None]:
             signal.signal(sig, old)
 
 
+class _RoundNumber(click.ParamType):
+    """An integer >= 1 of at most 9 digits, refused in one short line otherwise (never
+    echoing a 5,000-digit value, never Python's int-digits limit)."""
+
+    name = "N"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        text = str(value).strip()
+        if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1:
+            return int(text)
+        self.fail(f"{one_line(text, 20)!r} is not a round number (an integer from 1 to "
+                  "999999999)", param, ctx)
+
+
+_ROUND = _RoundNumber()
+
+
 def _report(plan: SplitPlan) -> None:
     for problem in plan.problems:
         _err(problem)
@@ -79,11 +86,12 @@ Example (in place of scripts/codex-finding-splitter.sh):
   docs/qrspi/run/reviews/design/round-02/quality-codex.finding-F02.md
 
 \b
-Exit codes: 0 files written and valid; 1 malformed or empty stdout, a block failing
-validation (written unless --reject-invalid), or earlier output of the tag in the
-round (split_would_mix_attempts, unless --replace): the causes are on stderr;
-2 wrong arguments, round directory missing or not round-NN, or the files could not
-be written (the directory is left as it was)."""
+Exit codes: 0 files written and valid, or already there byte for byte (a rerun);
+1 malformed, empty or over-16-MiB stdout, a block failing validation (written unless
+--reject-invalid), or a different earlier attempt of the tag in the round
+(split_would_mix_attempts, unless --replace): the causes are on stderr; 2 wrong
+arguments (TAG, ROUND_DIR, --round), STDOUT unreadable, or the files could not be
+written (the directory is left as it was, or split_incomplete until the next split)."""
 )
 @click.argument("stdout_path", metavar="STDOUT")
 @click.argument("round_dir", metavar="ROUND_DIR")
@@ -93,49 +101,42 @@ be written (the directory is left as it was)."""
                    "round for this attempt, in the same atomic step.")
 @click.option("--reject-invalid", is_flag=True,
               help="Write nothing at all when any block fails validation.")
+@click.option("--round", "round_no", type=_ROUND, default=None,
+              metavar="N",
+              help="The round, when ROUND_DIR is not named round-NN (test fixtures, "
+                   "mktemp -d); else taken from the findings' finding_id. With a round-NN "
+                   "ROUND_DIR it must equal NN.")
 def split(stdout_path: str, round_dir: str, tag: str, replace: bool,
-          reject_invalid: bool) -> None:
+          reject_invalid: bool, round_no: int | None) -> None:
     """Turn a read-only reviewer's STDOUT (`-` for standard input) into TAG's finding
     files (or its clean sentinel) in ROUND_DIR, validated, all or nothing.
 
     The paths of the files written go to stdout, one per line; every failure and
     every cause, by name, goes to stderr.
     """
-    from qrspi_guard.splitio import SplitIOError, execute
+    from qrspi_guard.split.run import run_split
 
-    if not tag_is_valid(tag):
-        _fail(f"TAG {tag!r} does not match the tag grammar ^[a-z0-9][a-z0-9-]*$ "
-              "(lower case)")
-    if not os.path.isdir(round_dir):
-        _fail(f"ROUND_DIR {round_dir} does not exist or is not a directory")
-    ref = round_of_dir(round_dir)
-    if ref is None:
-        _fail(f"ROUND_DIR {round_dir} is not a round directory (round-NN, NN >= 01)")
-        return
     try:
-        names = os.listdir(round_dir)
-    except OSError as exc:
-        _fail(f"cannot list ROUND_DIR {round_dir}: {exc.strerror or exc}")
+        with _term_as_exit():
+            outcome = run_split(stdout_path, round_dir, tag, replace=replace,
+                                reject_invalid=reject_invalid, round_no=round_no, say=_err)
+    except GuardError as exc:  # the one place split's failures become exit codes
+        _fail(str(exc), exc.exit_code)
         return
-    data = _read_stdout(stdout_path)
-    plan = plan_split(data, ref, tag, names, replace=replace, reject_invalid=reject_invalid)
+    plan = outcome.plan
     _report(plan)
-    if plan.writes:
-        try:
-            with _term_as_exit():
-                warnings = execute(plan)
-        except SplitIOError as exc:
-            _fail(str(exc), EXIT_USAGE)
-        for warning in warnings:
-            _err(f"warning: {warning}")
-        for write in plan.writes:
-            click.echo(one_line(os.path.join(round_dir, write.name)))
+    for warning in outcome.warnings:
+        _err(f"warning: {warning}")
+    for name in plan.files:  # written now, or already there byte for byte
+        click.echo(one_line(os.path.join(round_dir, name)))
     errors = len(plan.errors)
     if any(d.cause == "split_would_mix_attempts" for d in plan.diagnostics):
         pass  # its own line above says what to do
+    elif errors and plan.unchanged:
+        _err(f"{errors} validation error(s); the round already held exactly these files")
     elif errors and plan.writes:
         _err(f"{errors} validation error(s); the files were written anyway so the guard "
              "names them (pass --reject-invalid to write nothing)")
     elif errors:
         _err(f"{errors} validation error(s); nothing written (--reject-invalid)")
-    sys.exit(plan.exit_code if plan.exit_code in (EXIT_OK, EXIT_REFUSED) else EXIT_USAGE)
+    sys.exit(plan.exit_code)

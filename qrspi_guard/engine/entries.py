@@ -187,6 +187,12 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
         listing = []
     extra = dict(contents or {})
     entries = {e.name: e for e in listing}
+    # split's reserved hidden names are the one exception to "hidden names are ignored":
+    # a round holding them is `split_incomplete`; in watch mode (ignore_temp) only while
+    # no split holds the round's lock (qrspi_guard/split/residue.py).
+    from qrspi_guard.split.residue import residue_diagnostics
+    entry_diags.extend(residue_diagnostics(ref.round_dir, entries, watching=ignore_temp,
+                                           step=ref.step, round=ref.round))
     names_seen = sorted(set(entries) | set(extra)) if extra else list(entries)
     beside = ctx.sides.beside(ref.step_dir, ref.round)
     assert ctx.resolver is not None

@@ -20,6 +20,7 @@ from qrspi_guard.engine import RoundResult, judge_entry, round_result
 from qrspi_guard.layout import classify, is_watch_temp
 from qrspi_guard.reader import ReadFailure, read_bytes
 from qrspi_guard.rules.files import FileReport
+from qrspi_guard.split.residue import is_split_residue, residue_diagnostics
 
 Sig = tuple[int, int, int, int]  #: (inode, size, mtime_ns, ctime_ns)
 
@@ -49,6 +50,7 @@ class RoundJudge:
         self.ref = ref
         self.verdicts: dict[str, Verdict] = {}
         self.parses = 0  #: files read and judged (for tests and benchmarks)
+        self.residue: list[str] = []  #: split's reserved names at the last listing
 
     def _path(self, name: str) -> str:
         return os.path.join(self.ref.round_dir, name)
@@ -91,6 +93,7 @@ class RoundJudge:
             names = os.listdir(self.ref.round_dir)
         except OSError:
             return None
+        self.residue = [n for n in names if is_split_residue(n)]  # split_incomplete
         return sorted(n for n in names if not ignored(n))
 
     def evaluate(self, run: RunConfig, overrides: Overrides, complete: bool,
@@ -108,6 +111,9 @@ class RoundJudge:
                                     path=self.ref.round_dir, step=self.ref.step,
                                     round=self.ref.round))
             names = []
+        # split's reserved residue: `split_incomplete` while no split holds the lock
+        entry_diags.extend(residue_diagnostics(self.ref.round_dir, self.residue, watching=True,
+                                               step=self.ref.step, round=self.ref.round))
         present = set(names)
         for gone in [n for n in self.verdicts if n not in present]:
             del self.verdicts[gone]

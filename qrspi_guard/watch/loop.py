@@ -27,6 +27,7 @@ from qrspi_guard.layout import (
     status_file_name,
     verified_file_name,
 )
+from qrspi_guard.split.residue import is_split_residue
 from qrspi_guard.status import (
     read_status,
     render,
@@ -292,6 +293,8 @@ class Watcher:
             parent, name = os.path.split(path)
             if parent in self.rounds:
                 if ignored(name):
+                    if is_split_residue(name):  # split_incomplete comes or goes
+                        policy.mark_dirty(parent)
                     continue
                 if kind is Kind.DELETED:
                     policy.file_deleted(path, parent)
@@ -458,6 +461,8 @@ class Watcher:
             for entry in entries:
                 name = entry.name
                 if ignored(name):
+                    if is_split_residue(name):  # a split killed since: split_incomplete
+                        policy.mark_dirty(key)
                     continue
                 present.add(name)
                 if name in pending:

@@ -1,0 +1,72 @@
+"""One split, end to end: arguments -> input -> lock -> repair -> plan -> files.
+
+The order matters. The input is read first, without the lock (a reviewer piping into
+``split -`` may take minutes; other tags' splits into the round must not wait for it).
+Then, under the round's lock and until the last rename: an interrupted earlier split is
+rolled back or forward, the round is listed, the plan is made against that listing and
+carried out. So two splits into one round never act on a listing the other changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.split.errors import SplitInputError, SplitUsageError
+from qrspi_guard.split.faults import Fault, from_env
+from qrspi_guard.split.grammar import tag_is_valid
+from qrspi_guard.split.io import execute
+from qrspi_guard.split.lock import round_lock
+from qrspi_guard.split.plan import SplitPlan, earlier_output, plan_split
+from qrspi_guard.split.recover import recover
+from qrspi_guard.split.source import read_input
+from qrspi_guard.split.target import target_of
+from qrspi_guard.textsafe import one_line
+
+
+@dataclass
+class Outcome:
+    plan: SplitPlan
+    warnings: list[str] = field(default_factory=list)
+
+
+def _existing_bytes(round_dir: str, name: str) -> bytes | None:
+    data = read_bytes(os.path.join(round_dir, name))
+    return None if isinstance(data, ReadFailure) else data
+
+
+def run_split(stdout_path: str, round_dir: str, tag: str, *, replace: bool = False,
+              reject_invalid: bool = False, round_no: int | None = None,
+              say: Callable[[str], None] = lambda line: None,
+              fault: Fault | None = None) -> Outcome:
+    """Split *stdout_path* into *round_dir* for *tag*. *say* gets progress lines (a wait
+    for the lock, a repair). Raises :class:`~qrspi_guard.errors.GuardError` subclasses
+    for what stops the command; the reviewer's defects are in the plan."""
+    if not tag_is_valid(tag):
+        raise SplitUsageError(f"TAG {tag!r} does not match the tag grammar "
+                              "^[a-z0-9][a-z0-9-]*$ (lower case)")
+    if not os.path.isdir(round_dir):
+        raise SplitUsageError(f"ROUND_DIR {round_dir} does not exist or is not a directory")
+    target = target_of(round_dir, round_no)
+    fault = fault or from_env()
+    data = read_input(stdout_path)
+    shown = one_line(round_dir)
+
+    def waiting() -> None:
+        say(f"waiting for another qrspi-guard split of {shown} to finish")
+
+    try:
+        with round_lock(round_dir, on_wait=waiting):
+            for line in recover(round_dir, fault):
+                say(f"{shown}: {line}")
+            names = os.listdir(round_dir)
+            fault("listed", "")
+            existing = {n: _existing_bytes(round_dir, n) for n in earlier_output(tag, names)}
+            plan = plan_split(data, target, tag, names, replace=replace,
+                              reject_invalid=reject_invalid, existing_data=existing)
+            warnings = execute(plan, fault) if plan.writes else []
+    except OSError as exc:  # opening or listing the round directory
+        raise SplitInputError(f"cannot use ROUND_DIR {shown}: {exc.strerror or exc}") from exc
+    return Outcome(plan, warnings)
