@@ -7,7 +7,9 @@ Public API (imported lazily, so the command line stays fast)::
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs every start
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 __version__ = "0.1.0"
 

@@ -34,6 +34,9 @@ class Overrides:
     round_no: int | None = None
     #: the project configuration's `thresholds` for the verified-totals recount
     thresholds: Thresholds | None = None
+    #: the project configuration's `extra-expected-tags`: step or matrix row -> tags
+    #: expected in that step's rounds beside the matrix row (they count as routed)
+    extra_expected: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass

@@ -83,3 +83,17 @@ def expectation_for_step(step: str, second_reviewer: bool) -> Expectation | None
 def expectation_from_tags(tags: tuple[str, ...]) -> Expectation:
     """An explicit `--expect` list."""
     return Expectation((("expect", tags),))
+
+
+def with_extra(expectation: Expectation, step: str,
+               extra: tuple[tuple[str, tuple[str, ...]], ...]) -> Expectation:
+    """*expectation* with the project configuration's extra tags for *step* (keyed by the
+    step directory or by a matrix row name) added to every row it applies to."""
+    if not extra:
+        return expectation
+    wanted = dict(extra)
+    rows = []
+    for name, tags in expectation.rows:
+        more = tuple(t for key in (step, name) for t in wanted.get(key, ()) if t not in tags)
+        rows.append((name, tags + tuple(dict.fromkeys(more))))
+    return Expectation(tuple(rows))

@@ -14,18 +14,34 @@
 re-runs when a round changes.
 """
 
-from qrspi_guard.engine.check import check_paths, check_round_dir
-from qrspi_guard.engine.entries import Context, judge_entry, judge_round_files, read_round
-from qrspi_guard.engine.parallel import PARALLEL_MIN_ITEMS as PARALLEL_MIN_ROUNDS
-from qrspi_guard.engine.parallel import jobs
-from qrspi_guard.engine.plan import plan
-from qrspi_guard.engine.results import CheckResult, RoundResult, Status, sort_diagnostics
-from qrspi_guard.engine.rounds import evaluate_round, round_facts, round_result
-from qrspi_guard.errors import PathNotFound
+from __future__ import annotations
 
-__all__ = [
-    "CheckResult", "Context", "PARALLEL_MIN_ROUNDS", "PathNotFound", "RoundResult", "Status",
-    "check_paths", "check_round_dir", "evaluate_round", "jobs", "judge_entry",
-    "judge_round_files", "plan", "read_round", "round_facts", "round_result",
-    "sort_diagnostics",
-]
+import importlib
+from typing import Any
+
+#: public name -> the submodule defining it. Imported on first use: the hook judges one
+#: write through :mod:`.entries` alone and must not pay for git, workers or planning.
+_EXPORTS: dict[str, str] = {
+    "check_paths": "check", "check_round_dir": "check",
+    "Context": "entries", "judge_entry": "entries", "judge_round_files": "entries",
+    "read_round": "entries",
+    "jobs": "parallel", "PARALLEL_MIN_ROUNDS": "parallel",
+    "plan": "plan",
+    "CheckResult": "results", "RoundResult": "results", "Status": "results",
+    "sort_diagnostics": "results",
+    "evaluate_round": "rounds", "round_facts": "rounds", "round_result": "rounds",
+    "PathNotFound": "errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module == "errors":
+        return getattr(importlib.import_module("qrspi_guard.errors"), name)
+    target = "PARALLEL_MIN_ITEMS" if name == "PARALLEL_MIN_ROUNDS" else name
+    return getattr(importlib.import_module(f"{__name__}.{module}"), target)
+
+
+__all__ = sorted(_EXPORTS)

@@ -20,7 +20,7 @@ from qrspi_guard.engine.entries import Context, RoundFiles, read_round
 from qrspi_guard.engine.inputs import COMMIT, MARKER, SCOPE_SET, RoundInputs, read_inputs
 from qrspi_guard.engine.results import RoundResult, sort_diagnostics
 from qrspi_guard.layout import bounded_number, verifier_disabled_name
-from qrspi_guard.matrix import Expectation, expectation_for_step, expectation_from_tags
+from qrspi_guard.matrix import Expectation, expectation_for_step, expectation_from_tags, with_extra
 from qrspi_guard.reader import ReadFailure
 from qrspi_guard.rules import bookkeeping as bk
 from qrspi_guard.rules.files import FileFacts, FileReport
@@ -255,7 +255,10 @@ def expectation_of(ref: RoundRef, run: RunConfig, overrides: Overrides,
         return expectation_from_tags(manifest_tags)
     if not ref.has_matrix or ref.step is None or run.second_reviewer is None:
         return None
-    return expectation_for_step(ref.step, run.second_reviewer)
+    found = expectation_for_step(ref.step, run.second_reviewer)
+    if found is None:
+        return None
+    return with_extra(found, ref.step, overrides.extra_expected)
 
 
 def round_facts(ref: RoundRef, run: RunConfig, overrides: Overrides, files: list[FileFacts],

@@ -190,9 +190,9 @@ def judge(target: Target, data: bytes) -> list[Diagnostic]:
     """
     from dataclasses import replace
 
-    from qrspi_guard.config import Overrides, RunConfig
     from qrspi_guard.discover import round_of_dir
-    from qrspi_guard.engine import judge_round_files, round_facts, sort_diagnostics
+    from qrspi_guard.engine.entries import read_round
+    from qrspi_guard.engine.results import sort_diagnostics
     from qrspi_guard.layout import Kind, classify
     from qrspi_guard.rules.rounds import tag_rules
 
@@ -200,14 +200,14 @@ def judge(target: Target, data: bytes) -> list[Diagnostic]:
     if ref is None:  # pragma: no cover - _position only returns round-NN directories
         return []
     name = target.name
-    reports, entry_diags, _ = judge_round_files(ref, contents={name: data})
-    mine = [d for d in entry_diags if d.file == name]
-    for report in reports:
+    files = read_round(ref, contents={name: data})
+    mine = [d for d in files.diags if d.file == name]
+    for report in files.reports:
         if report.facts.name == name:
             mine.extend(report.diagnostics)
     fname = classify(name)
     if fname.tag and fname.kind in (Kind.FINDING, Kind.CLEAN):
-        facts = round_facts(ref, RunConfig(path=None), Overrides(), [r.facts for r in reports])
+        facts = _tag_facts(ref, files)
         before = replace(facts, files=[f for f in facts.files if f.name != name])
 
         def key(d: Diagnostic) -> tuple[str, str | None, str | None]:
@@ -223,17 +223,25 @@ def judge_round(round_dir: str) -> list[Diagnostic]:
     """Every reviewer-output file of a round as it is on disk: the per-file rules, the
     round's entries (names, links, subdirectories) and the tag rules of
     :data:`TAG_CAUSES`; never the round-completion rules."""
-    from qrspi_guard.config import Overrides, RunConfig
     from qrspi_guard.discover import round_of_dir
-    from qrspi_guard.engine import judge_round_files, round_facts, sort_diagnostics
+    from qrspi_guard.engine.entries import read_round
+    from qrspi_guard.engine.results import sort_diagnostics
     from qrspi_guard.rules.rounds import tag_rules
 
     ref = round_of_dir(round_dir)
     if ref is None:  # pragma: no cover - rounds_named only returns round-NN directories
         return []
-    reports, diags, _ = judge_round_files(ref)
-    for report in reports:
+    files = read_round(ref)
+    diags = list(files.diags)
+    for report in files.reports:
         diags.extend(report.diagnostics)
-    facts = round_facts(ref, RunConfig(path=None), Overrides(), [r.facts for r in reports])
-    diags.extend(d for d in tag_rules(facts) if d.cause in TAG_CAUSES)
+    diags.extend(d for d in tag_rules(_tag_facts(ref, files)) if d.cause in TAG_CAUSES)
     return sort_diagnostics(diags)
+
+
+def _tag_facts(ref: Any, files: Any) -> Any:
+    """The round facts the tag rules read (no round inputs: no marker, no results)."""
+    from qrspi_guard.rules.rounds import RoundFacts
+
+    return RoundFacts(ref.round_dir, ref.step, ref.round or 0, ref.is_task,
+                      [r.facts for r in files.reports], gen=files.gen, names=files.names)

@@ -12,34 +12,26 @@
 
 from __future__ import annotations
 
-from qrspi_guard.split.grammar import (
-    BOUNDARY,
-    SENTINEL,
-    SENTINELS,
-    InputKind,
-    Parsed,
-    clean_name,
-    clean_sentinel,
-    finding_name,
-    parse_stdout,
-    tag_is_valid,
-)
-from qrspi_guard.split.plan import (
-    EXIT_OK,
-    EXIT_REFUSED,
-    EXIT_USAGE,
-    SplitPlan,
-    Write,
-    earlier_output,
-    plan_split,
-    round_text,
-    validate,
-)
-from qrspi_guard.split.target import Target, target_of
+import importlib
+from typing import Any
 
-__all__ = [
-    "BOUNDARY", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "SENTINEL", "SENTINELS",
-    "InputKind", "Parsed", "SplitPlan", "Target", "Write", "clean_name", "clean_sentinel",
-    "earlier_output", "finding_name", "parse_stdout", "plan_split", "round_text",
-    "tag_is_valid", "target_of", "validate",
-]
+#: public name -> the submodule defining it (imported on first use, so that importing
+#: one light submodule, such as :mod:`.residue` for the engine, loads only that one)
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("BOUNDARY", "SENTINEL", "SENTINELS", "InputKind", "Parsed",
+                     "clean_name", "clean_sentinel", "finding_name", "parse_stdout",
+                     "tag_is_valid"), "grammar"),
+    **dict.fromkeys(("EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "SplitPlan", "Write",
+                     "earlier_output", "plan_split", "round_text", "validate"), "plan"),
+    **dict.fromkeys(("Target", "target_of"), "target"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = sorted(_EXPORTS)
