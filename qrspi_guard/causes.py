@@ -7,13 +7,14 @@ Names are public interface (round-contract §10, split.md): spell them exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from qrspi_guard.records import record
 
 Level = Literal["error", "warning", "info"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cause:
     name: str
     level: Level

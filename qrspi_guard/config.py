@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from functools import partial
 
 from qrspi_guard import frontmatter as fm
 from qrspi_guard.contract.generations import Thresholds
 from qrspi_guard.diagnostics import Diagnostic, diag, untrusted
 from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.records import field, record
 
 CONFIG_NAME = "config.md"
 _KEYS = ("second_reviewer", "codex_reviews", "verifier_enabled", "route", "pipeline")
 _KEY_LINE_RE = re.compile(r"({})\s*:(.*)".format("|".join(_KEYS)))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Overrides:
     """Command-line settings that win over config.md."""
 
@@ -39,7 +39,7 @@ class Overrides:
     extra_expected: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-@dataclass
+@record
 class RunConfig:
     """The settings one run's rounds are judged with."""
 

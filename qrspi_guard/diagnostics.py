@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from qrspi_guard.causes import Level, cause
+from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
 
 #: Untrusted strings copied from a finding are cut to this many characters (§8).
 UNTRUSTED_LIMIT = 200
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Diagnostic:
     """One defect: a cause from the catalogue, where it is, and what was found."""
 

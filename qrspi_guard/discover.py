@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
 from typing import Literal
 
 from qrspi_guard.diagnostics import Diagnostic, diag
@@ -27,6 +26,7 @@ from qrspi_guard.layout import (
     round_side_file,
     suffixed_round_number,
 )
+from qrspi_guard.records import record, replace
 
 REVIEWS = "reviews"
 _PRUNE = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
@@ -35,7 +35,7 @@ _PRUNE = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__p
 RoundKind = Literal["step", "task", "unknown_step", "suffixed", "pseudo"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RoundRef:
     """A round directory and where it sits."""
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import cache
 
 from qrspi_guard import fastparse
 from qrspi_guard.contract.generations import FAN_IN, FindingContract
 from qrspi_guard.frontmatter import BOM, split
 from qrspi_guard.layout import FileName, Kind, normalise_step
+from qrspi_guard.records import record
 from qrspi_guard.rules.files import (
     FileFacts,
     FileReport,
@@ -56,7 +56,7 @@ _CANON_VALUE = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Patterns:
     """What the fast path matches, derived from one :class:`FindingContract`."""
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 
 from qrspi_guard.config import Overrides
-from qrspi_guard.engine import plan
+from qrspi_guard.engine.plan import plan
 from qrspi_guard.layout import Kind, classify
 from qrspi_guard.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.status import write_atomic

@@ -13,11 +13,11 @@ safe loader is used (PyYAML's C loader when present).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from qrspi_guard import fastparse
+from qrspi_guard.records import field, record
 
 MAX_BYTES = 1024 * 1024
 #: integers with more digits than this are kept as their text (see the loader)
@@ -91,7 +91,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-@dataclass
+@record
 class Decoded:
     """A file's text after the byte-level checks."""
 
@@ -101,7 +101,7 @@ class Decoded:
     raw_endswith: str = ""  #: how the original text ended, for the trailing-newline rule
 
 
-@dataclass
+@record
 class ByteFailure:
     cause: str  #: not_utf8 | file_too_large
     message: str
@@ -127,7 +127,7 @@ def decode(data: bytes) -> Decoded | ByteFailure:
     return Decoded(text, had_bom, had_crlf)
 
 
-@dataclass
+@record
 class Document:
     """A parsed frontmatter document."""
 
@@ -139,7 +139,7 @@ class Document:
     duplicates: list[tuple[str, int]] = field(default_factory=list)  #: (key, 1-based line)
 
 
-@dataclass
+@record
 class ParseFailure:
     cause: str  #: no_frontmatter | malformed_yaml
     message: str

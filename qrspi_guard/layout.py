@@ -8,7 +8,6 @@ significant digits; longer is not a number here), so no name can crash a parse.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import Enum
 
 from qrspi_guard.contract.generations import (
@@ -18,6 +17,7 @@ from qrspi_guard.contract.generations import (
     KEPT_FINDINGS,
     SIDECAR_SUFFIXES,
 )
+from qrspi_guard.records import record
 
 STEPS: tuple[str, ...] = (
     "goals", "questions", "research", "design", "phasing", "structure",
@@ -88,7 +88,7 @@ TASK_ONLY_KINDS: frozenset[Kind] = frozenset({Kind.VF_SKIP, Kind.VF_BYPASS,
                                               Kind.ORCHESTRATOR})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileName:
     """A round directory entry's name, classified."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from qrspi_guard.records import record
 
 _QS = ("quality", "scope")
 _PLAN = ("quality", "scope", "spec", "security", "goal-traceability", "test-coverage",
@@ -47,7 +47,7 @@ def row_tags(row: str, second_reviewer: bool) -> tuple[str, ...]:
     return tags
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Expectation:
     """What a round must hear from: one row's tags, or a chosen row out of several."""
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from qrspi_guard.frontmatter import MAX_BYTES
+from qrspi_guard.records import record
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
     | getattr(os, "O_CLOEXEC", 0)
@@ -26,7 +26,7 @@ class Entry(NamedTuple):
     is_dir: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReadFailure:
     message: str
 

@@ -21,9 +21,9 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
       qrspi-guard explain --list
     """
     import json
-    from dataclasses import asdict
 
     from qrspi_guard.causes import CATALOGUE, markdown_table
+    from qrspi_guard.records import asdict
     from qrspi_guard.textsafe import one_line
 
     if list_all or cause is None:

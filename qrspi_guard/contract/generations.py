@@ -11,14 +11,15 @@ patterns) are computed from these values, so a narrowed value narrows all of the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
+
+from qrspi_guard.records import field, record
 
 GenerationName = Literal["apply-fix", "fan-in"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Thresholds:
     """Keep thresholds per auto-applied change_type: a lower score drops the finding."""
 
@@ -39,7 +40,7 @@ class Thresholds:
         return f"style {self.style}, clarity {self.clarity}, correctness {self.correctness}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FindingContract:
     """What a finding file and a clean sentinel hold (round-contract §3, §4)."""
 
@@ -98,7 +99,7 @@ class FindingContract:
         return self.clean_keys + self.clean_variant_keys + self.audit_keys
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SidecarGrammar:
     """How one generation's verifier sidecar is written and read."""
 
@@ -119,7 +120,7 @@ class SidecarGrammar:
     reason_required: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Generation:
     """One protocol generation: what its verifier writes and how a round is recounted."""
 
@@ -187,6 +188,6 @@ def generation(name: str) -> Generation:
 def with_thresholds(gen: Generation, thresholds: Thresholds) -> Generation:
     """*gen* recounting with exactly *thresholds* (the project configuration's
     `thresholds` setting): no alternative is accepted then."""
-    from dataclasses import replace
+    from qrspi_guard.records import replace
 
     return replace(gen, thresholds=thresholds, also_accepted=())

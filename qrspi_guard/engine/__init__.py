@@ -19,14 +19,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-#: public name -> the submodule defining it. Imported on first use: the hook judges one
+#: public name -> the submodule defining it, imported on first use: the hook judges one
 #: write through :mod:`.entries` alone and must not pay for git, workers or planning.
+#: (`plan` is not here: the submodule of that name would shadow the function once
+#: imported; use ``engine.plan.plan``.)
 _EXPORTS: dict[str, str] = {
     "check_paths": "check", "check_round_dir": "check",
     "Context": "entries", "judge_entry": "entries", "judge_round_files": "entries",
     "read_round": "entries",
     "jobs": "parallel", "PARALLEL_MIN_ROUNDS": "parallel",
-    "plan": "plan",
     "CheckResult": "results", "RoundResult": "results", "Status": "results",
     "sort_diagnostics": "results",
     "evaluate_round": "rounds", "round_facts": "rounds", "round_result": "rounds",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import fields
 from typing import Any
 
 from qrspi_guard.config import Overrides, RunConfig, config_from, config_path, read_config_bytes
@@ -24,10 +23,11 @@ from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.engine.rounds import evaluate_round
 from qrspi_guard.layout import classify
 from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.records import fields
 from qrspi_guard.rules import bookkeeping
 from qrspi_guard.rules.files import Place, judge_file
 
-_SENT = tuple(f.name for f in fields(RoundResult) if f.name != "run")
+_SENT = tuple(name for name in fields(RoundResult) if name != "run")
 
 
 def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> CheckResult:

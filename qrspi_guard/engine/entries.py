@@ -8,7 +8,6 @@ relative to the round directory's descriptor.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from qrspi_guard import frontmatter as fm
@@ -29,6 +28,7 @@ from qrspi_guard.layout import (
     is_watch_temp,
 )
 from qrspi_guard.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.files import (
     FileFacts,
     FileReport,
@@ -39,7 +39,7 @@ from qrspi_guard.rules.files import (
 )
 
 
-@dataclass
+@record
 class Context:
     """What judging rounds needs besides the round itself, shared across rounds."""
 
@@ -158,7 +158,7 @@ class RoundReader:
             self.dir_fd = None
 
 
-@dataclass
+@record
 class RoundFiles:
     """A round's entries, judged: the per-file half of its verdict."""
 

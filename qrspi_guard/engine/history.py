@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from qrspi_guard.records import record
 
 #: seconds any one git call may take before the working tree is used instead
 GIT_TIMEOUT = 20.0
@@ -21,7 +22,7 @@ GIT_TIMEOUT = 20.0
 MAX_BLOB = 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Repo:
     top: str  #: the work tree's top level (real path)
     usable: bool  #: False mid-rebase or mid-merge: use the working tree

@@ -11,7 +11,6 @@ diagnostic, never a hang.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from qrspi_guard.contract.generations import (
     DISPATCH_MANIFEST,
@@ -23,6 +22,7 @@ from qrspi_guard.discover import RoundRef
 from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.layout import verifier_disabled_name
 from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.records import record
 
 Read = bytes | ReadFailure | None  #: None: the file is not there
 
@@ -31,7 +31,7 @@ COMMIT = "-commit.txt"
 SCOPE_SET = "-scope-set.txt"
 
 
-@dataclass
+@record
 class RoundInputs:
     """The files a round's rules read, as read (None where absent)."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 from qrspi_guard.config import Overrides
 from qrspi_guard.diagnostics import Diagnostic, diag
@@ -24,9 +23,10 @@ from qrspi_guard.discover import (
 )
 from qrspi_guard.errors import PathNotFound, UnreadablePath
 from qrspi_guard.layout import OUTPUT_KINDS, classify, is_legacy_round_file
+from qrspi_guard.records import field, record
 
 
-@dataclass
+@record
 class Plan:
     """Rounds in order, layout diagnostics met on the way, and loose files."""
 

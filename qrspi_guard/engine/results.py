@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
 from qrspi_guard.config import RunConfig
 from qrspi_guard.diagnostics import Diagnostic
 from qrspi_guard.discover import RoundRef
+from qrspi_guard.records import field, record
 
 Status = Literal["ok", "pending", "halt"]
 _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-@dataclass
+@record
 class RoundResult:
     """One round's verdict."""
 
@@ -41,7 +41,7 @@ class RoundResult:
         return self.run.source
 
 
-@dataclass
+@record
 class CheckResult:
     rounds: list[RoundResult] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)  #: every diagnostic, in order

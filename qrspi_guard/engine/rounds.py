@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field, replace
 
 from qrspi_guard.config import Overrides, RunConfig
 from qrspi_guard.contract.generations import Generation
@@ -22,6 +21,7 @@ from qrspi_guard.engine.results import RoundResult, sort_diagnostics
 from qrspi_guard.layout import bounded_number, verifier_disabled_name
 from qrspi_guard.matrix import Expectation, expectation_for_step, expectation_from_tags, with_extra
 from qrspi_guard.reader import ReadFailure
+from qrspi_guard.records import field, record, replace
 from qrspi_guard.rules import bookkeeping as bk
 from qrspi_guard.rules.files import FileFacts, FileReport
 from qrspi_guard.rules.rounds import RoundFacts, awaited, completion_rules, tag_rules
@@ -135,7 +135,7 @@ def _round_from_findings(ref: RoundRef, files: list[FileFacts]
                       round=best, field="finding_id")
 
 
-@dataclass
+@record
 class Interpreted:
     """What the round's inputs say, and their own problems as diagnostics."""
 

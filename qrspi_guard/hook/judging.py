@@ -188,12 +188,11 @@ def judge(target: Target, data: bytes) -> list[Diagnostic]:
     (a duplicate ``finding_id``, a clean sentinel beside findings, either way round),
     counted only when this file's presence is what brings them.
     """
-    from dataclasses import replace
-
     from qrspi_guard.discover import round_of_dir
     from qrspi_guard.engine.entries import read_round
     from qrspi_guard.engine.results import sort_diagnostics
     from qrspi_guard.layout import Kind, classify
+    from qrspi_guard.records import replace
     from qrspi_guard.rules.rounds import tag_rules
 
     ref = round_of_dir(target.round_dir)

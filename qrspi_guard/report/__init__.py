@@ -6,14 +6,15 @@ Adding a format touches one module and one line of :data:`FORMATS`.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+
+from qrspi_guard.records import record
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReportOptions:
     strict: bool = False
     quiet: bool = False

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from qrspi_guard import frontmatter as fm
 from qrspi_guard.contract.generations import CONTRACT
 from qrspi_guard.layout import bounded_number
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.verifier import Audit, parse_audit
 
 _ANCHOR_RE = re.compile(rb"[0-9a-f]{40}\n")
@@ -24,7 +24,7 @@ _ANCHOR_RE = re.compile(rb"[0-9a-f]{40}\n")
 MAX_JSON_DEPTH = 64
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """Why a bookkeeping file is malformed, and where in it."""
 
@@ -263,7 +263,7 @@ def kept_list(data: bytes) -> tuple[list[str], Problem | None]:
     return text[:-1].split("\n") if text.endswith("\n") else text.split("\n"), None
 
 
-@dataclass
+@record
 class VerifiedTotals:
     totals: dict[str, Any] = field(default_factory=dict)
     error: str | None = None

@@ -8,7 +8,6 @@ from a copy of it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -16,6 +15,7 @@ from qrspi_guard import frontmatter as fm
 from qrspi_guard.contract.generations import DEFAULT_GENERATION, FindingContract, Generation
 from qrspi_guard.diagnostics import Diagnostic, describe, diag, untrusted
 from qrspi_guard.layout import TASK_ONLY_KINDS, FileName, Kind, bounded_number, normalise_step
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines, judge_sidecar
 
 _FEEDBACK_REF_RE = re.compile(r"(?:\./)?feedback/[^/\s]+\.md")
@@ -28,7 +28,7 @@ VF_SKIP_REASONS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Place:
     """Where a file is: its display path, its round's step and number, and the protocol
     generation the round is judged by."""
@@ -43,7 +43,7 @@ class Place:
     fanin_fields: bool = False
 
 
-@dataclass
+@record
 class FileFacts:
     """What the round rules need to know about one file."""
 
@@ -64,7 +64,7 @@ class FileFacts:
     stands_for_output: bool = False  #: a valid visual-fidelity skip sentinel
 
 
-@dataclass
+@record
 class FileReport:
     facts: FileFacts
     diagnostics: list[Diagnostic] = field(default_factory=list)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -19,6 +18,7 @@ from qrspi_guard.contract.generations import DEFAULT_GENERATION, Generation, Thr
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.layout import CLEAN_KINDS, Kind
 from qrspi_guard.matrix import Expectation
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.files import FileFacts
 from qrspi_guard.rules.verifier import (
     Audit,
@@ -35,7 +35,7 @@ SIDECAR_WARN_STEPS = frozenset({"plan", "integration", "test"})
 _GAP_SHOWN = 10
 
 
-@dataclass
+@record
 class RoundFacts:
     """Everything the round rules look at, gathered by the engine."""
 
@@ -63,7 +63,7 @@ class RoundFacts:
     names: set[str] = field(default_factory=set)  #: every entry name in the round
 
 
-@dataclass
+@record
 class RoundVerdict:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     expected_tags: list[str] = field(default_factory=list)

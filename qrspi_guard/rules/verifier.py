@@ -12,11 +12,11 @@ Pure: the engine reads the files and hands their parsed contents in.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from qrspi_guard.contract.generations import FAN_IN, Generation, Thresholds
 from qrspi_guard.layout import Kind, is_fanin_finding_glob
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.files import FileFacts
 
 TOTAL_KEYS = ("scored", "kept", "dropped", "failed", "clean")
@@ -85,7 +85,7 @@ def _short(value: Any) -> str:
 # -- fan-in: .verifier-fan-in-audit.json and kept-findings.txt ------------------------
 
 
-@dataclass
+@record
 class FanInRecount:
     scored: int = 0
     kept: list[str] = field(default_factory=list)  #: file names, in name order
@@ -93,7 +93,7 @@ class FanInRecount:
     halted: list[tuple[str, str]] = field(default_factory=list)  #: (file name, cause)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GlobFinding:
     """One entry the fan-in counts: a `*.finding-F*.md` name that is not a sidecar."""
 
@@ -143,7 +143,7 @@ def fanin_recount(found: list[GlobFinding], sidecar_names: set[str],
     return out
 
 
-@dataclass
+@record
 class Audit:
     """A parsed `.verifier-fan-in-audit.json` (or why it cannot be used)."""
 

@@ -20,11 +20,11 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.layout import Kind, classify
+from qrspi_guard.records import record
 
 RESERVED_PREFIX = ".qrspi-split."
 _NAME_RE = re.compile(r"\.qrspi-split\.(?P<id>[0-9a-f]{12})\."
@@ -50,7 +50,7 @@ def intent_tmp_name(attempt: str) -> str:
     return f"{RESERVED_PREFIX}{attempt}.intent-tmp"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ResidueName:
     """A parsed reserved name: its attempt, and its role (`new`, `intent`,
     `intent-tmp`); *target* is the name a `new` file becomes."""
@@ -70,7 +70,7 @@ def parse_residue(name: str) -> ResidueName | None:
     return ResidueName(m.group("id"), m.group("role"))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Intent:
     """The commit record of one attempt: what the round must hold once it is done."""
 
