@@ -8,6 +8,10 @@ row without a second reviewer), so a corpus of 200 rounds x 100 files is 20,000 
 - ``mixed``: all valid, written the way reviewers write (key order, quoting, block and
   flow lists, comments, blank lines).
 - ``defects``: canonical with 10% of files broken in assorted ways.
+- ``fanin``: the current (fan-in) generation as upstream tooling writes it: canonical
+  findings carrying ``actual_model``, one ``.score.md`` sidecar per finding in the
+  verifier's shape, and the fan-in's ``.verifier-fan-in-audit.json`` and
+  ``kept-findings.txt`` consistent with a recount (every file is counted and read).
 
 Deterministic (seeded); a corpus is rebuilt only when its stamp file is missing.
 """
@@ -114,9 +118,39 @@ def defects(rnd: int, tag: str, fnum: int, rng: random.Random) -> str:
     return text
 
 
+def fanin(rnd: int, tag: str, fnum: int, rng: random.Random) -> str:
+    """A canonical finding as current reviewers write it (the audit field included)."""
+    text = canonical(rnd, tag, fnum, rng)
+    return text.replace(f"reviewer: {tag}\n---", f"reviewer: {tag}\nactual_model: "
+                        "claude-sonnet-4.6\n---", 1)
+
+
 SHAPES: dict[str, Callable[[int, str, int, random.Random], str]] = {
-    "canonical": canonical, "mixed": mixed, "defects": defects,
+    "canonical": canonical, "mixed": mixed, "defects": defects, "fanin": fanin,
 }
+FANIN_CONFIG = "---\nsecond_reviewer: false\nverifier_enabled: true\n---\n\nBenchmark run.\n"
+SIDECAR = ("---\nverifier_status: passed\nscore: {score}\nactual_model: claude-haiku-4.5\n"
+           "defect_class: missing-baseline\n---\n\nThe goal names no number; the finding "
+           "quotes it correctly and the fix is concrete.\n")
+AUDIT = ('{{\n  "scored": {scored},\n  "kept": {kept},\n  "dropped": {dropped},\n'
+         '  "halts": [],\n  "thresholds": {{\n    "style": 80,\n    "clarity": 80,\n'
+         '    "correctness": 70\n  }}\n}}\n')
+
+
+def _fanin_outputs(rdir: str, names: list[str], rng: random.Random) -> None:
+    """Sidecars, audit and kept list for a round of canonical (clarity) findings."""
+    kept = []
+    for name in names:
+        score = rng.choice((95, 90, 85, 80, 60, 0))
+        with open(os.path.join(rdir, name[:-3] + ".score.md"), "w") as fh:
+            fh.write(SIDECAR.format(score=score))
+        if score >= 80:
+            kept.append(name)
+    with open(os.path.join(rdir, ".verifier-fan-in-audit.json"), "w") as fh:
+        fh.write(AUDIT.format(scored=len(names), kept=len(kept),
+                              dropped=len(names) - len(kept)))
+    with open(os.path.join(rdir, "kept-findings.txt"), "w") as fh:
+        fh.writelines(f"/Users/reviewer/work/{os.path.basename(rdir)}/{n}\n" for n in kept)
 
 
 def build(root: str, shape: str, rounds: int, files: int, seed: int = 7) -> str:
@@ -138,18 +172,21 @@ def build(root: str, shape: str, rounds: int, files: int, seed: int = 7) -> str:
         art = os.path.join(path, f"run-{run:04d}")
         os.makedirs(os.path.join(art, "reviews", "goals"))
         with open(os.path.join(art, "config.md"), "w") as fh:
-            fh.write(CONFIG)
+            fh.write(FANIN_CONFIG if shape == "fanin" else CONFIG)
         for rnd in range(1, ROUNDS_PER_RUN + 1):
             if made == rounds:
                 break
             made += 1
             rdir = os.path.join(art, "reviews", "goals", f"round-{rnd:02d}")
             os.mkdir(rdir)
+            names = []
             for tag, count in zip(TAGS, per_tag, strict=True):
                 for fnum in range(1, count + 1):
-                    with open(os.path.join(rdir, f"{tag}.finding-F{fnum:02d}.md"), "w",
-                              encoding="utf-8") as fh:
+                    names.append(f"{tag}.finding-F{fnum:02d}.md")
+                    with open(os.path.join(rdir, names[-1]), "w", encoding="utf-8") as fh:
                         fh.write(make(rnd, tag, fnum, rng))
+            if shape == "fanin":
+                _fanin_outputs(rdir, names, rng)
     with open(stamp, "w") as fh:
         fh.write("ok\n")
     return path

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.cpu_count()} cores; python {sys.version.split()[0]}", flush=True)
     results: dict[str, dict[str, float]] = {}
     targets = (("1 canonical", "canonical", 1.0), ("2 mixed", "mixed", 2.0),
-               ("3 defects", "defects", 2.5))
+               ("3 defects", "defects", 2.5), ("1b fan-in", "fanin", 1.0))
     peak20 = 0.0
     for label, shape, target in targets:
         check = [GUARD, "check", paths[shape]]

@@ -84,6 +84,10 @@ def patterns(contract: FindingContract) -> Patterns:
             parts.append(f"{re.escape(key)}: {values[key]}\n")
             groups[key] = group
             group += re.compile(values[key]).groups
+        # then the audit keys a reviewer may add (`actual_model: claude-sonnet-4.6`), each
+        # a plain word YAML reads without a corner (no digit first: no date, no number)
+        for key in contract.audit_keys:
+            parts.append(f"(?:{re.escape(key)}: [A-Za-z][A-Za-z0-9._/+-]*\n)?")
         canonical = re.compile("".join(parts))
     return Patterns(canonical, groups, frozenset(contract.finding_keys),
                     frozenset(contract.allowed_finding_keys()),

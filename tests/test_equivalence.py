@@ -55,7 +55,9 @@ def assert_identical_outputs(*args: str, variants: list[tuple[str, dict[str, str
 def test_benchmark_corpora_give_identical_json(tmp_path: Path, shape: str) -> None:
     path = corpus.build(str(tmp_path), shape, 30, 12)
     doc = assert_identical_outputs(path)
-    assert doc["summary"]["rounds"] == 30 and doc["summary"]["files"] == 360
+    # fan-in rounds also hold a sidecar per finding and kept-findings.txt
+    files = 30 * (12 * 2 + 1) if shape == "fanin" else 360
+    assert doc["summary"]["rounds"] == 30 and doc["summary"]["files"] == files
     if shape == "defects":
         assert doc["summary"]["errors"] > 0
         assert all("line" in d for d in doc["diagnostics"] if d.get("file"))
