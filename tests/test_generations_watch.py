@@ -7,6 +7,7 @@ Driven by scripted events and a fake clock, over real files (as test_watch_polic
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,31 @@ def test_watch_rejudges_a_round_without_evidence_when_the_majority_changes(
                  Event(Kind.CLOSED, str(s)))
     assert status(d)["protocol"] == "apply-fix"
     assert status(clean)["protocol"] == "apply-fix"
+
+
+def test_watch_never_writes_a_status_file_for_a_suffixed_round_dir(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    for tag in (Q, S):
+        run.clean("design", 5, tag)
+    d = run.root / "reviews/design/round-05-fanout"
+    put(d, f"{Q}.finding-F01.md", finding_text(Q, 1, "corectness", round_no=5))
+    Watch(tmp_path)
+    steps = run.root / "reviews/design"
+    assert sorted(p.name for p in steps.glob("*guard*")) == ["round-05-guard.json"]
+    assert status(steps / "round-05")["halts"] == []
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.xfail(strict=True, reason="BUG: watch reads one working-tree config per run and "
+                   "ignores round-NN-commit.txt (generations.md §7 exempts only the hook), so "
+                   "an anchored round that check accepts halts in watch")
+def test_watch_judges_an_anchored_round_with_the_config_as_of_its_commit(
+        tmp_path: Path) -> None:
+    from test_generations_config import Repo, _two_eras
+
+    repo = Repo(tmp_path / "repo")
+    old, _ = _two_eras(repo)
+    assert {r.ref.round: r.status for r in check(repo.run.root).rounds}[1] == "ok"
+    Watch(repo.top)
+    doc = status(repo.run.root / "reviews/design/round-01")
+    assert doc["config_source"] == old and doc["status"] == "ok"
