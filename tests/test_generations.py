@@ -434,3 +434,11 @@ def test_a_narrowed_change_type_enum_is_refused_by_both_paths() -> None:
     assert fast_report(classify(name), intent, place) is None
     assert [d.cause for d in judge_file(classify(name), intent, place).diagnostics] == [
         "change_type_out_of_enum"]
+
+
+def test_a_score_md_sidecar_without_its_finding_is_an_orphan(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    d = fanin_round(run, "design", 1, [(Q, 1, "scope", 90)], cleans=[S])
+    put(d, f"{Q}.finding-F07.score.md", sidecar_md(90))
+    got = one(check(run.root), "orphan_sidecar")
+    assert got.level == "warning" and got.file == f"{Q}.finding-F07.score.md"

@@ -350,3 +350,58 @@ def test_a_finding_file_outside_any_round_is_judged_per_file(tmp_path: Path) -> 
     assert causes(result, s.name) == ["score_out_of_range"]
     proc = run_cli("check", str(f))
     assert proc.returncode == 1 and b"severity_out_of_enum" in proc.stdout
+
+
+# -- §8 split into a directory not named round-NN ------------------------------------
+
+BLOCK = """<<<FINDING-BOUNDARY>>>
+---
+finding_id: R{r}-F{n:02d}
+severity: high
+change_type: style
+referenced_files: [design.md:L3]
+artifact: design
+round: {r}
+reviewer: quality-codex
+---
+
+The summary repeats the goal twice.
+"""
+
+
+def test_split_into_a_mktemp_dir_takes_the_round_from_the_finding_ids(tmp_path: Path) -> None:
+    d = tmp_path / "tmp.Q81xkZ"
+    d.mkdir()
+    stdout = (BLOCK.format(r=3, n=1) + BLOCK.format(r=3, n=2)).encode()
+    proc = run_cli("split", "-", str(d), "quality-codex", input=stdout)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in d.iterdir()) == ["quality-codex.finding-F01.md",
+                                                   "quality-codex.finding-F02.md"]
+    assert not list(tmp_path.glob("*guard*"))
+
+
+def test_split_findings_disagreeing_on_the_round_is_round_mismatch(tmp_path: Path) -> None:
+    d = tmp_path / "tmp.Q81xkZ"
+    d.mkdir()
+    stdout = (BLOCK.format(r=3, n=1) + BLOCK.format(r=4, n=2)).encode()
+    proc = run_cli("split", "-", str(d), "quality-codex", input=stdout)
+    assert proc.returncode == 1 and b"round_mismatch" in proc.stderr
+    proc = run_cli("split", "--replace", "--round", "3", "-", str(d), "quality-codex",
+                   input=BLOCK.format(r=3, n=1).encode())
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_split_no_findings_without_round_writes_the_fan_in_splitters_clean(
+        tmp_path: Path) -> None:
+    d = tmp_path / "tmp.Q81xkZ"
+    d.mkdir()
+    proc = run_cli("split", "-", str(d), "quality-codex", input=b"NO_FINDINGS")
+    assert proc.returncode == 0, proc.stderr
+    assert (d / "quality-codex.clean.md").read_text() == \
+        "---\nreviewer: quality-codex\nfindings: 0\n---\n"
+    e = tmp_path / "tmp.other"
+    e.mkdir()
+    proc = run_cli("split", "--round", "7", "-", str(e), "quality-codex", input=b"NO_FINDINGS\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "round: 7\n" in (e / "quality-codex.clean.md").read_text()
+    assert causes(check(d, second_reviewer=False)) == []

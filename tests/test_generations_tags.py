@@ -356,3 +356,20 @@ def test_a_manifest_in_an_artifact_round_does_not_replace_the_matrix(tmp_path: P
     result = check(run.root)
     assert one(result, "expected_tag_no_output").tag == S
     assert "dispatch_manifest_malformed" not in causes(result)
+
+
+@pytest.mark.parametrize("tag, allowed", [("spec-gpt55", True), ("security", True),
+                                          ("Spec_GPT", False)])
+def test_the_hook_accepts_every_well_formed_tag(tmp_path: Path, tag: str,
+                                                allowed: bool) -> None:
+    run = new_run(tmp_path)
+    d = run.round_dir(TASK, 1)
+    path = d / f"{tag}.finding-F01.md"
+    payload = {"session_id": "s", "cwd": str(run.root), "hook_event_name": "PreToolUse",
+               "tool_name": "Write",
+               "tool_input": {"file_path": str(path),
+                              "content": finding_text(tag, 1, step="task-01")}}
+    proc = run_cli("hook", "--event", "pre", input=json.dumps(payload).encode())
+    assert proc.returncode == (0 if allowed else 2), proc.stderr
+    if not allowed:
+        assert b"bad_tag_name" in proc.stderr
