@@ -405,3 +405,20 @@ def test_split_no_findings_without_round_writes_the_fan_in_splitters_clean(
     assert proc.returncode == 0, proc.stderr
     assert "round: 7\n" in (e / "quality-codex.clean.md").read_text()
     assert causes(check(d, second_reviewer=False)) == []
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: only FINDING/CLEAN/SIDECAR/VF kinds count as "
+                   "reviewer output outside a round: a badly named finding (which the fan-in "
+                   "globs) or a <tag>.NO_FINDINGS marker named on the command line, or alone "
+                   "in a fixture directory, is ignored and check exits 0")
+@pytest.mark.parametrize("name, content, cause", [
+    (f"{Q}.finding-F1.md", finding_text(Q, 1), "bad_finding_filename"),
+    (f"Q{Q}.finding-F01.md", finding_text(Q, 1), "bad_tag_name"),
+    ("quality-codex.NO_FINDINGS", "", "clean_noncanonical"),
+])
+@pytest.mark.parametrize("named", ["file", "directory"])
+def test_reviewer_output_with_a_bad_name_outside_a_round_is_never_ignored(
+        tmp_path: Path, name: str, content: str, cause: str, named: str) -> None:
+    f = put(tmp_path / "fixture", name, content)
+    result = check(f if named == "file" else f.parent, second_reviewer=False)
+    assert cause in causes(result)
