@@ -499,7 +499,17 @@ def _random_round(rng: random.Random, d: Path, bad_names: bool) -> None:
             if bad_names:
                 stem = rng.choice([f"{tag}.finding-F{n}", f"Q{stem}", f"{tag}.finding-Fx{n}",
                                    stem])
-            put(d, f"{stem}.md", finding_text(tag, n, change_type_line=rng.choice(CT_LINES)))
+            text = finding_text(tag, n, change_type_line=rng.choice(CT_LINES))
+            shape = rng.random()
+            if shape < 0.04:
+                text = "\ufeff" + text  # awk sees no fence on the BOM line
+            elif shape < 0.08:
+                text = text.replace("\n", "\r\n")
+            elif shape < 0.12:
+                text = "Preamble before the fence.\n" + text
+            elif shape < 0.15:
+                text = text.replace("---\n", "", 1)  # no opening fence
+            put(d, f"{stem}.md", text)
             k = rng.random()
             if k < 0.75:
                 put(d, f"{stem}.score.md", _sidecar(rng))
