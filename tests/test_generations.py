@@ -442,3 +442,28 @@ def test_a_score_md_sidecar_without_its_finding_is_an_orphan(tmp_path: Path) -> 
     put(d, f"{Q}.finding-F07.score.md", sidecar_md(90))
     got = one(check(run.root), "orphan_sidecar")
     assert got.level == "warning" and got.file == f"{Q}.finding-F07.score.md"
+
+
+def test_generations_and_recounts_are_the_same_with_forked_workers(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    for n in range(1, 15):
+        _applyfix_round(run, "design", n)
+    for n in range(1, 11):
+        d = fanin_round(run, "goals", n, [(Q, 1, "correctness", 65 + n), (Q, 2, "scope", 0)],
+                        cleans=[S])
+        kept = [f"{F1}.md"] if 65 + n >= 70 else []
+        put(d, AUDIT, audit_json(2, len(kept), 2 - len(kept)))
+        put(d, KEPT, kept_txt(d, kept))
+    for n in (1, 2):
+        run.clean("plan", n, Q)
+    docs = []
+    for jobs in ("1", "2"):
+        proc = run_cli("check", "--format", "json", str(run.root),
+                       env={"QRSPI_GUARD_JOBS": jobs})
+        docs.append(json.loads(proc.stdout))
+    assert docs[0] == docs[1]
+    rounds = {(r["step"], r["round"]): r["protocol"] for r in docs[0]["rounds"]}
+    assert rounds[("plan", 1)] == rounds[("plan", 2)] == "apply-fix"  # 14 against 10
+    assert {r["protocol"] for r in docs[0]["rounds"] if r["step"] == "goals"} == {"fan-in"}
+    assert not {"fanin_audit_mismatch", "kept_findings_mismatch"} & {
+        x["cause"] for x in docs[0]["diagnostics"]}
