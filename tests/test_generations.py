@@ -8,7 +8,6 @@ other sections are in test_generations_fanin.py (§3), test_generations_layout.p
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from genkit import (
 from qrspi_guard.contract.generations import FAN_IN, FindingContract
 from qrspi_guard.fastjudge import fast_report
 from qrspi_guard.layout import classify
+from qrspi_guard.records import replace
 from qrspi_guard.rules.files import Place, judge_file
 
 Q = "quality-claude"
