@@ -14,7 +14,7 @@ from typing import Literal
 
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.layout import (
-    OUTPUT_KINDS,
+    CLAIMED_KINDS,
     SKIPPED_DIRS,
     STEPS,
     TASK_DIR_RE,
@@ -260,10 +260,11 @@ def round_of_dir(path: str, step_override: str | None = None) -> RoundRef | None
 
 
 def holds_reviewer_output(path: str) -> bool:
-    """Whether a directory directly holds findings, clean sentinels or sidecars."""
+    """Whether a directory directly holds findings, clean sentinels or sidecars (or files
+    named like them, however badly)."""
     try:
         with os.scandir(path) as it:
-            return any(classify(e.name).kind in OUTPUT_KINDS for e in it)
+            return any(classify(e.name).kind in CLAIMED_KINDS for e in it)
     except OSError:
         return False
 

@@ -158,7 +158,12 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
     kind = fname.kind
     contract = place.gen.contract
     if kind is Kind.SIDECAR:
-        return _fanin_sidecar(fname, data) if fname.suffix == FAN_IN.sidecar.suffix else None
+        if fname.suffix != FAN_IN.sidecar.suffix:
+            return None
+        report = _fanin_sidecar(fname, data)
+        if report is not None and place.fanin_fields:
+            report.facts.fanin_score = report.facts.score  # the fan-in reads the same line
+        return report
     if kind is not Kind.FINDING and kind is not Kind.CLEAN:
         return None
     text = _text(data, contract)

@@ -51,6 +51,8 @@ ROUND_INSIDE_SUFFIXES: frozenset[str] = frozenset({".diff", "-verifier-disabled.
 ROUND_SIDE_SUFFIXES: frozenset[str] = frozenset({
     ".diff", "-verified.md", "-dispositions.md", "-commit.txt", "-scope-set.txt",
     "-verifier-disabled.md", "-guard.json", "-base.txt", "-results.md",
+    # apply-fix era orchestrator records
+    "-fixes.md", "-baseline.md", "-coverage.md", "-aborted.md",
 })
 #: Names that `watch` ignores while they exist (editors, partial downloads).
 _WATCH_TEMP_RE = re.compile(r".*(?:~|\.sw[a-z]|\.tmp|\.part)|\.#.*|.*___jb_...___")
@@ -80,6 +82,11 @@ class Kind(Enum):
 
 #: kinds that stand for a tag's "no findings" (round-contract §4; await-round.sh)
 CLEAN_KINDS: frozenset[Kind] = frozenset({Kind.CLEAN, Kind.NO_FINDINGS})
+#: names that claim to be reviewer output, however badly (a round holds them; named on
+#: the command line they are judged, never ignored)
+CLAIMED_KINDS: frozenset[Kind] = frozenset({
+    Kind.FINDING, Kind.CLEAN, Kind.SIDECAR, Kind.VF_SKIP, Kind.VF_BYPASS, Kind.NO_FINDINGS,
+    Kind.SIDECAR_OTHER, Kind.BAD_TAG, Kind.BAD_FINDING_NAME})
 #: kinds that are reviewer output, judged with the per-file rules
 OUTPUT_KINDS: frozenset[Kind] = frozenset({Kind.FINDING, Kind.CLEAN, Kind.SIDECAR,
                                            Kind.VF_SKIP, Kind.VF_BYPASS})

@@ -337,10 +337,6 @@ def test_a_task_rounds_anchor_chooses_its_config_too(repo: Repo) -> None:
     assert sources(result) == {1: old} and "sidecar_missing" not in causes(result)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: history._cat_file skips a non-blob answer "
-                   "(config.md a tree at one commit) without skipping its content, so the "
-                   "batch answers after it are misread and those rounds silently fall back "
-                   "to the working-tree config")
 def test_a_tree_at_config_md_in_one_commit_does_not_lose_another_rounds_commit(
         repo: Repo) -> None:
     folder = repo.run.root / "config.md"

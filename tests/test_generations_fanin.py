@@ -203,11 +203,6 @@ def test_names_outside_the_fan_ins_glob_are_not_counted(tmp_path: Path) -> None:
     assert not MISMATCH & set(causes(result))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the sidecar of a finding whose name the fan-in "
-                   "globs but the guard calls bad (bad_finding_filename / bad_tag_name) is "
-                   "never scored, so the recount halts it (score_unparseable) where "
-                   "verifier-fan-in.sh reads its score: fanin_audit_mismatch on the script's "
-                   "own audit")
 @pytest.mark.parametrize("stem", [f"{Q}.finding-F1", f"Q{Q}.finding-F01",
                                   f"{Q}.finding-Fx1", f"{Q}.finding-F01-extra"])
 def test_a_badly_named_finding_the_fan_in_globs_is_scored_from_its_sidecar(
@@ -222,11 +217,6 @@ def test_a_badly_named_finding_the_fan_in_globs_is_scored_from_its_sidecar(
     assert not MISMATCH & set(causes(result))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a sidecar that fails a byte-level rule "
-                   "(not_utf8, file_too_large) is never scored, and a BOM is stripped before "
-                   "the fence is looked for, so the recount differs from verifier-fan-in.sh's "
-                   "(ran): fanin_audit_mismatch / kept_findings_mismatch on the script's own "
-                   "output, on top of the file's own cause")
 @pytest.mark.parametrize("label, sidecar, kept, cause", [
     ("not UTF-8 in the reason",
      b"---\nverifier_status: passed\nscore: 90\nreason: caf\xe9\n---\n", True, "not_utf8"),
@@ -430,10 +420,6 @@ def test_a_2_mib_audit_that_is_not_json_is_a_named_cause(tmp_path: Path) -> None
     _hostile(tmp_path, lambda p: p.write_bytes(b'{"scored": "' + b"x" * (2 << 20) + b'"}'))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: bookkeeping readers never check the size cap: "
-                   "a 2 MiB audit is parsed from its first 1 MiB + 1 bytes, so a "
-                   "whitespace-padded one is accepted and an invalid one is reported as a "
-                   "JSON syntax error at the cut, never as too large")
 def test_a_2_mib_audit_is_refused_as_too_large(tmp_path: Path) -> None:
     padded = audit_json(1, 1, 0).encode() + b" " * (2 << 20)
     _, got = _hostile(tmp_path, lambda p: p.write_bytes(padded))

@@ -133,9 +133,6 @@ def test_check_accepts_what_the_real_fan_in_writes_and_notices_a_tampered_total(
 
 
 @needs_script
-@pytest.mark.xfail(strict=True, reason="BUG: badly named findings the fan-in globs are "
-                   "never scored from their sidecars (see "
-                   "test_a_badly_named_finding_the_fan_in_globs_is_scored_from_its_sidecar)")
 def test_check_accepts_what_the_real_fan_in_writes_for_badly_named_findings(
         tmp_path: Path) -> None:
     assert _differential(tmp_path, range(30), bad_names=True) == []

@@ -407,10 +407,6 @@ def test_split_no_findings_without_round_writes_the_fan_in_splitters_clean(
     assert causes(check(d, second_reviewer=False)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: only FINDING/CLEAN/SIDECAR/VF kinds count as "
-                   "reviewer output outside a round: a badly named finding (which the fan-in "
-                   "globs) or a <tag>.NO_FINDINGS marker named on the command line, or alone "
-                   "in a fixture directory, is ignored and check exits 0")
 @pytest.mark.parametrize("name, content, cause", [
     (f"{Q}.finding-F1.md", finding_text(Q, 1), "bad_finding_filename"),
     (f"Q{Q}.finding-F01.md", finding_text(Q, 1), "bad_tag_name"),

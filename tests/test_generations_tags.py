@@ -209,10 +209,6 @@ def test_a_malformed_marker_is_a_warning_and_the_sidecar_rules_apply(
     assert {"sidecar_missing", "verify_failed"} <= set(causes(result))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a marker in the apply-fix menu schema "
-                   "(timestamp, reason, finding_count) that also carries round or "
-                   "created_by is judged by the implement schema only and refused, although "
-                   "§5 accepts a marker that satisfies either schema")
 @pytest.mark.parametrize("extra", ["round: 1\n", "created_by: orchestrator\n"])
 def test_a_menu_marker_with_an_extra_implement_key_still_waives(tmp_path: Path,
                                                                 extra: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from qrspi_guard.config import Overrides, RunConfig, config_from, config_path, read_config_bytes
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.discover import RoundRef, round_of_dir
+from qrspi_guard.discover import RoundRef, pseudo_round, round_of_dir
 from qrspi_guard.engine.entries import Context
 from qrspi_guard.engine.history import ConfigHistory
 from qrspi_guard.engine.inputs import read_anchor
@@ -25,7 +25,7 @@ from qrspi_guard.layout import classify
 from qrspi_guard.reader import ReadFailure, read_bytes
 from qrspi_guard.records import fields
 from qrspi_guard.rules import bookkeeping
-from qrspi_guard.rules.files import Place, judge_file
+from qrspi_guard.rules.files import Place
 
 _SENT = tuple(name for name in fields(RoundResult) if name != "run")
 
@@ -73,15 +73,24 @@ def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> Che
 
 
 def _judge_loose(path: str) -> list[Diagnostic]:
-    """A finding file named outside any round: the per-file rules (generations.md §8)."""
-    from qrspi_guard.diagnostics import diag
+    """A reviewer-output file named outside any round: its name rule and the per-file
+    rules, never ignored (generations.md §8)."""
+    from qrspi_guard.engine.entries import judge_entry
 
-    fname = classify(os.path.basename(path))
-    data = read_bytes(path)
-    if isinstance(data, ReadFailure):
-        return [diag("unreadable_file", f"{fname.name} {data.message}", file=fname.name,
-                     path=path)]
-    return judge_file(fname, data, Place(path, None, None)).diagnostics
+    directory, name = os.path.split(path)
+    ref = pseudo_round(directory or ".", None, None)
+    report, problem = judge_entry(ref, classify(name), os.path.islink(path), _LooseReader(path),
+                                  Place(path, None, None))
+    diags = [problem] if problem is not None else []
+    return diags + (report.diagnostics if report is not None else [])
+
+
+class _LooseReader:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def read(self, name: str) -> bytes | ReadFailure:
+        return read_bytes(self.path)
 
 
 class RunConfigs:

@@ -30,10 +30,12 @@ from qrspi_guard.layout import (
 from qrspi_guard.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.files import (
+    FAN_IN_SUFFIX,
     FileFacts,
     FileReport,
     Place,
     fanin_change_type,
+    fanin_score_of,
     judge_file,
     name_rule,
 )
@@ -108,11 +110,15 @@ def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryR
     if not output:
         problem = name_rule(fname, Place(path, place.step, place.round, place.is_task,
                                          place.gen))
-        if place.fanin_fields and is_fanin_finding_glob(name) and kind in (
-                Kind.BAD_TAG, Kind.BAD_FINDING_NAME):
-            data = reader.read(name)  # the fan-in counts it: its recount needs the line
+        if place.fanin_fields and kind in (Kind.BAD_TAG, Kind.BAD_FINDING_NAME) and (
+                is_fanin_finding_glob(name) or name.endswith(FAN_IN_SUFFIX)):
+            # the fan-in counts and scores it whatever its name: its recount needs it
+            data = reader.read(name)
             if not isinstance(data, ReadFailure):
-                facts.fanin_change_type = fanin_change_type(data)
+                if name.endswith(FAN_IN_SUFFIX):
+                    facts.fanin_score = fanin_score_of(data)
+                else:
+                    facts.fanin_change_type = fanin_change_type(data)
             return FileReport(facts), problem
         return None, problem
     data = reader.read(name)

@@ -109,12 +109,11 @@ def _cat_file(top: str, items: list[tuple[str, str, str]]) -> dict[tuple[str, st
             break
         header = out[pos:end].split(b" ")
         pos = end + 1
-        if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit() \
-                or len(header[2]) > 15:
-            continue  # `<object> missing`, `ambiguous`, or not a file at that commit
+        if len(header) != 3 or not header[2].isdigit() or len(header[2]) > 15:
+            continue  # `<object> missing` or `ambiguous`: no content follows
         size = int(header[2])
-        blob = out[pos:pos + size]
-        pos += size + 1  # the blob, then its newline
-        if size <= MAX_BLOB and len(blob) == size:
-            got[(path, sha)] = blob
+        content = out[pos:pos + size]
+        pos += size + 1  # every object's content (a tree's too), then its newline
+        if header[1] == b"blob" and size <= MAX_BLOB and len(content) == size:
+            got[(path, sha)] = content
     return got

@@ -20,6 +20,7 @@ from qrspi_guard.contract.generations import (
 )
 from qrspi_guard.discover import RoundRef
 from qrspi_guard.engine.sides import SideFiles
+from qrspi_guard.frontmatter import MAX_BYTES
 from qrspi_guard.layout import verifier_disabled_name
 from qrspi_guard.reader import ReadFailure, read_bytes
 from qrspi_guard.records import record
@@ -51,12 +52,13 @@ def read_inputs(ref: RoundRef, gen: Generation, names: set[str], beside: frozens
     n = ref.round
 
     def inside(name: str) -> Read:
-        return read_bytes(os.path.join(ref.round_dir, name)) if name in names else None
+        return capped(read_bytes(os.path.join(ref.round_dir, name))) if name in names \
+            else None
 
     def side(suffix: str) -> Read:
         if n is None or suffix not in beside:
             return None
-        return sides.read(ref.step_dir, n, suffix)
+        return capped(sides.read(ref.step_dir, n, suffix))
 
     if n is not None:
         inputs.marker_inside = inside(verifier_disabled_name(n))
@@ -75,10 +77,17 @@ def read_inputs(ref: RoundRef, gen: Generation, names: set[str], beside: frozens
     return inputs
 
 
+def capped(data: bytes | ReadFailure) -> bytes | ReadFailure:
+    """A bookkeeping file over the size cap is not parsed (reads stop just past it)."""
+    if isinstance(data, bytes) and len(data) > MAX_BYTES:
+        return ReadFailure("is over 1 MiB; not read")
+    return data
+
+
 def read_anchor(ref: RoundRef, sides: SideFiles) -> Read:
     """`round-NN-commit.txt` beside the round, for choosing its configuration (§7)."""
     if ref.round is None or not ref.has_status_file:
         return None
     if COMMIT not in sides.beside(ref.step_dir, ref.round):
         return None
-    return sides.read(ref.step_dir, ref.round, COMMIT)
+    return capped(sides.read(ref.step_dir, ref.round, COMMIT))

@@ -22,7 +22,7 @@ from qrspi_guard.discover import (
     with_step,
 )
 from qrspi_guard.errors import PathNotFound, UnreadablePath
-from qrspi_guard.layout import OUTPUT_KINDS, classify, is_legacy_round_file
+from qrspi_guard.layout import CLAIMED_KINDS, classify, is_legacy_round_file
 from qrspi_guard.records import field, record
 
 
@@ -64,7 +64,9 @@ def _found(path: str, overrides: Overrides, p: Plan) -> Iterator[RoundRef | Diag
         except OSError as exc:
             raise UnreadablePath(f"cannot list {path}: {exc.strerror or exc}") from None
         ref = round_of_dir(path)
-        if ref is None and holds_reviewer_output(path):
+        # named on the command line, a directory holding reviewer output that is not
+        # round-NN (a fixture, round-05-fanout/) is judged as a round (generations.md §8)
+        if (ref is None or ref.kind == "suffixed") and holds_reviewer_output(path):
             yield pseudo_round(path, overrides.step, overrides.round_no)
             return
         yield from discover_dir(path)
@@ -77,7 +79,7 @@ def _found(path: str, overrides: Overrides, p: Plan) -> Iterator[RoundRef | Diag
     if is_legacy_round_file(name) or name.endswith("-review.md"):
         yield diag("legacy_layout", f"older single-file round layout ({name}); skipped",
                    path=path)
-    elif classify(name).kind in OUTPUT_KINDS:
+    elif classify(name).kind in CLAIMED_KINDS:
         p.loose.append(path)
     else:
         p.not_in_round.append(path)

@@ -117,22 +117,39 @@ def verifier_marker(data: bytes, round_no: int | None) -> Problem | None:
     if isinstance(doc, Problem):
         return doc
     values = doc.data
-    reason = values.get("reason")
-    if not _text(reason):
+    if not _text(values.get("reason")):
         return Problem("the marker has no non-blank reason", doc.key_lines.get("reason", 1),
                        "reason")
-    if "created_by" in values or "round" in values:
-        raw = doc.raw.get("round")
-        number = bounded_number(raw) if raw is not None else None
-        if "round" not in values:
-            return Problem("the marker has created_by but no round", 1, "round")
-        if number is None or number != round_no:
-            return Problem(f"the marker's round ({_short(values.get('round'))}) is not this "
-                           f"round ({round_no})", doc.key_lines.get("round"), "round")
-        if not _text(values.get("created_by")):
-            return Problem("the marker has no non-blank created_by",
-                           doc.key_lines.get("created_by", 1), "created_by")
+    implement = _implement_problem(doc, values, round_no)
+    if implement is None:
         return None
+    menu = _menu_problem(doc, values)
+    if menu is None:
+        return None
+    # neither schema holds: say what the marker seems to be missing
+    return implement if ("created_by" in values or "round" in values) else menu
+
+
+def _implement_problem(doc: fm.Document, values: dict[str, Any],
+                       round_no: int | None) -> Problem | None:
+    """The implement skill's schema: `round` equal to the round, a non-blank
+    `created_by` (and the `reason` checked by the caller)."""
+    raw = doc.raw.get("round")
+    number = bounded_number(raw) if raw is not None else None
+    if "round" not in values:
+        return Problem("the marker has no round (implement schema) and no timestamp and "
+                       "finding_count (failure-menu schema)", 1, "round")
+    if number is None or number != round_no:
+        return Problem(f"the marker's round ({_short(values.get('round'))}) is not this "
+                       f"round ({round_no})", doc.key_lines.get("round"), "round")
+    if not _text(values.get("created_by")):
+        return Problem("the marker has no non-blank created_by",
+                       doc.key_lines.get("created_by", 1), "created_by")
+    return None
+
+
+def _menu_problem(doc: fm.Document, values: dict[str, Any]) -> Problem | None:
+    """The apply-fix failure menu's schema: `timestamp`, an integer `finding_count`."""
     if not _text(values.get("timestamp")) and not _is_timestamp(values.get("timestamp")):
         return Problem("the marker has neither round and created_by nor a timestamp",
                        doc.key_lines.get("timestamp", 1), "timestamp")

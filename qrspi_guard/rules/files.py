@@ -12,11 +12,11 @@ from functools import partial
 from typing import Any
 
 from qrspi_guard import frontmatter as fm
-from qrspi_guard.contract.generations import DEFAULT_GENERATION, FindingContract, Generation
+from qrspi_guard.contract.generations import DEFAULT_GENERATION, FAN_IN, FindingContract, Generation
 from qrspi_guard.diagnostics import Diagnostic, describe, diag, untrusted
 from qrspi_guard.layout import TASK_ONLY_KINDS, FileName, Kind, bounded_number, normalise_step
 from qrspi_guard.records import field, record
-from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines, judge_sidecar
+from qrspi_guard.rules.sidecars import fanin_field, fanin_score, frontmatter_lines, judge_sidecar
 
 _FEEDBACK_REF_RE = re.compile(r"(?:\./)?feedback/[^/\s]+\.md")
 _FEEDBACK_MENTION_RE = re.compile(r"(?<![\w./-])(?:\./)?feedback/[\w.-]+\.md")
@@ -61,6 +61,9 @@ class FileFacts:
     #: finding: the first `change_type:` line as verifier-fan-in.sh reads it ("" when
     #: absent or empty); None when not read (:attr:`Place.fanin_fields` off)
     fanin_change_type: str | None = None
+    #: `<stem>.score.md`: the score as verifier-fan-in.sh reads it from the raw bytes (None
+    #: when it would halt the finding, or when not read)
+    fanin_score: int | None = None
     stands_for_output: bool = False  #: a valid visual-fidelity skip sentinel
 
 
@@ -76,8 +79,11 @@ def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
     report = FileReport(facts)
     d = partial(diag, file=fname.name, path=place.path, step=place.step, round=place.round)
     out = report.diagnostics
-    if place.fanin_fields and fname.kind is Kind.FINDING:
-        facts.fanin_change_type = fanin_change_type(data)
+    if place.fanin_fields:
+        if fname.kind is Kind.FINDING:
+            facts.fanin_change_type = fanin_change_type(data)
+        elif fname.name.endswith(FAN_IN_SUFFIX):
+            facts.fanin_score = fanin_score_of(data)
     decoded = fm.decode(data)
     if isinstance(decoded, fm.ByteFailure):
         out.append(d(decoded.cause, decoded.message, line=decoded.line))
@@ -116,6 +122,15 @@ def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
     else:
         _judge_clean(doc, fname, place, d, out)
     return report
+
+
+FAN_IN_SUFFIX = FAN_IN.sidecar.suffix
+
+
+def fanin_score_of(data: bytes) -> int | None:
+    """A `.score.md` file's score as verifier-fan-in.sh reads it: from the raw lines (a BOM,
+    CR or bytes that are not UTF-8 included), whatever the per-file rules say of it."""
+    return fanin_score(data.decode("utf-8", "replace"))
 
 
 def fanin_change_type(data: bytes) -> str:

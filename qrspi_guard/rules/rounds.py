@@ -224,9 +224,7 @@ def _fanin_rules(rf: RoundFacts, d: Any) -> list[Diagnostic]:
         audit = None
     thresholds = audit.thresholds if audit is not None else (rf.thresholds or
                                                              rf.gen.thresholds)
-    suffix = rf.gen.sidecar.suffix
-    scores = {f.name: f.score for f in rf.files if f.kind is Kind.SIDECAR
-              and f.suffix == suffix}
+    scores = {f.name: f.fanin_score for f in rf.files if f.fanin_score is not None}
     recount = fanin_recount(glob_findings(rf.files), rf.names, scores, thresholds, rf.gen)
     if audit is not None:
         problem = audit_problem(audit, recount)
