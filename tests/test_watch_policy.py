@@ -451,7 +451,7 @@ def test_loop_writes_status_only_when_content_changes(tmp_path: Path) -> None:
     assert t.writes == writes + 1
 
 
-@pytest.mark.parametrize("root", ["example", "valid", "causes"])
+@pytest.mark.parametrize("root", ["example", "example-fanin", "valid", "causes"])
 def test_cached_judging_agrees_with_engine_evaluate_round(root: str) -> None:
     overrides = Overrides(second_reviewer=True)
     refs = [r for r in discover_dir(str(FIXTURES / root)) if not hasattr(r, "cause")]
