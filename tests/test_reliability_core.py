@@ -174,9 +174,14 @@ def test_a_thousand_nested_directories_do_not_stop_the_walk(tmp_path: Path) -> N
         deep = os.path.join(deep, "d")
         os.mkdir(deep)
     Run(tmp_path / "art").config().clean("research", 1, "quality-claude")
-    result = check_paths([str(tmp_path)])
-    assert [r.ref.step for r in result.rounds] == ["research"]
-    assert not result.failed()
+    try:
+        result = check_paths([str(tmp_path)])
+        assert [r.ref.step for r in result.rounds] == ["research"]
+        assert not result.failed()
+    finally:  # shutil.rmtree (pytest's clean-up) recurses too: take it down level by level
+        while deep != str(tmp_path):
+            os.rmdir(deep)
+            deep = os.path.dirname(deep)
 
 
 def test_a_path_that_cannot_be_listed_is_exit_2(tmp_path: Path) -> None:
