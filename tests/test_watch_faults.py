@@ -248,6 +248,43 @@ def test_line_sink_says_a_failure_once_and_its_recovery_once(tmp_path: Path) -> 
     sink.close()
 
 
+@pytest.mark.parametrize("code", FAULTS, ids=errno.errorcode.get)
+@pytest.mark.parametrize("partial", [False, True], ids=["nothing_written", "half_written"])
+def test_events_file_write_that_fails_leaves_whole_lines_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, partial: bool) -> None:
+    """ENOSPC, EROFS, EACCES, EINTR, EIO on an events line, after none or half of it
+    reached the file: the file is cut back to its old bytes, the failure said once, and
+    the next line, once writes work, is whole on a line of its own."""
+    events = tmp_path / "events.jsonl"
+    err: list[str] = []
+    sink = LineSink("events file", err.append, path=str(events))
+    sink.open()
+    assert sink.write('{"n":1}')
+    real_write = os.write
+    state = {"mode": "fail"}  # "fail": the next call fails (after 3 bytes if partial)
+
+    def write(fd: int, data: Any) -> int:
+        if fd != sink.fd or state["mode"] == "ok":
+            return real_write(fd, data)
+        if partial and state["mode"] == "fail":
+            state["mode"] = "then_fail"
+            return real_write(fd, bytes(data[:3]))
+        state["mode"] = "fail"
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "write", write)
+    assert not sink.write('{"n":2}')
+    assert not sink.write('{"n":3}')
+    assert events.read_bytes() == b'{"n":1}\n'  # the old file, byte for byte
+    assert len(err) == 1 and os.strerror(code) in err[0]
+    state["mode"] = "ok"
+    assert sink.write('{"n":4}')
+    monkeypatch.undo()
+    sink.close()
+    assert [json.loads(x) for x in events.read_text().splitlines()] == [{"n": 1}, {"n": 4}]
+    assert "writing again (2 line(s) lost)" in err[-1]
+
+
 def test_events_fifo_without_a_reader_never_blocks_and_delivers_once_one_comes(
         tmp_path: Path) -> None:
     fifo = tmp_path / "events.fifo"

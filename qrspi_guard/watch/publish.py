@@ -109,7 +109,8 @@ class _Partial(Exception):
 class LineSink:
     """Lines to a file descriptor that may be a regular file, a pipe or a device.
 
-    Each line is written whole with plain ``write`` calls. On a descriptor in
+    Each line is written whole with plain ``write`` calls; a regular file that takes only
+    part of a line (disk full) is cut back to its old size. On a descriptor in
     non-blocking mode (the ``--events`` file, opened so that a FIFO without a reader
     never blocks start-up) a full pipe is waited on for at most *timeout* seconds; a
     line cut short then is ended by a newline before the next one, so a reader sees one
@@ -175,10 +176,14 @@ class LineSink:
             return self._failed("not open")
         prefix = 1 if self.torn else 0
         data = ("\n" * prefix + line + "\n").encode("utf-8", "backslashreplace")
+        size = self._regular_size()
         try:
             self._write_all(data)
         except _Partial as part:
-            self.torn = part.done > prefix or (self.torn and part.done == 0)
+            if part.done and size is not None and self._cut_back(size):
+                pass  # a regular file: back to its old bytes, nothing of this line stays
+            else:
+                self.torn = part.done > prefix or (self.torn and part.done == 0)
             cause = part.__cause__
             if isinstance(cause, OSError) and cause.errno == errno.EPIPE \
                     and self.path is not None:
@@ -192,6 +197,23 @@ class LineSink:
                      f"({self.lost} line(s) lost)")
             self.failing = None
             self.lost = 0
+        return True
+
+    def _regular_size(self) -> int | None:
+        """The size of a regular file before a line is appended (None: a stream)."""
+        assert self.fd is not None
+        try:
+            st = os.fstat(self.fd)
+        except OSError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+    def _cut_back(self, size: int) -> bool:
+        assert self.fd is not None
+        try:
+            os.ftruncate(self.fd, size)
+        except OSError:
+            return False
         return True
 
     def _write_all(self, data: bytes) -> None:
