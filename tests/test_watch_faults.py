@@ -25,7 +25,7 @@ import pytest
 from qrspi_guard.config import Overrides
 from qrspi_guard.status import write_atomic
 from qrspi_guard.watch.events import Event, Kind, ScriptedSource
-from qrspi_guard.watch.loop import MAX_WAIT, Options, Watcher
+from qrspi_guard.watch.loop import MAX_WAIT, Options, Stopped, Watcher
 from qrspi_guard.watch.policy import Probe
 from qrspi_guard.watch.publish import (
     FAULT_SCHEMA,
@@ -446,3 +446,60 @@ def test_previous_status_that_is_a_fifo_or_huge_or_garbage_is_no_previous_status
     assert read_previous(str(tmp_path / "huge.json")) is None
     (tmp_path / "list.json").write_text("[1]")
     assert read_previous(str(tmp_path / "list.json")) is None
+
+
+# -- stop signals and writes -----------------------------------------------------------
+
+def test_stop_signal_during_a_status_write_lets_it_finish_then_unwinds(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+
+    def signalled_mid_write(path: str, data: bytes) -> None:
+        h.w.on_signal()  # SIGTERM arrives inside the write: it must not cut it
+        write_atomic(path, data)
+
+    h.w.publisher.write = signalled_mid_write
+    with pytest.raises(Stopped):
+        h.write_finding("corectness")
+    assert h.on_disk() == "halt"  # the new file, whole
+    assert not list(h.rd.parent.glob(".guard-*"))
+
+
+def test_stop_signal_outside_writes_unwinds_at_once_and_only_the_first_one(
+        tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    with pytest.raises(Stopped):
+        h.w.on_signal()
+    h.w.on_signal()  # a second signal while unwinding is only noted
+
+
+def test_stop_signal_while_waiting_for_events_is_exit_0(tmp_path: Path) -> None:
+    class SignalOnGet(ScriptedSource):
+        def get(self, timeout: float | None) -> list[Event]:
+            w.on_signal()  # as if SIGTERM arrived while the loop waited
+            return []
+
+    err: list[str] = []
+    w = Watcher(str(tmp_path), Overrides(second_reviewer=False), SignalOnGet(),
+                Options(settle=30.0), out=lambda s: None, err=err.append, clock=Clock(),
+                wall=lambda: 0.0, probe=lambda p: Probe.NO_WRITER, peek=lambda p: True)
+    assert w.run() == 0
+    assert "stopped" in err[-1]
+
+
+def test_two_watchers_over_one_tree_agree_and_never_leave_half_a_file(tmp_path: Path) -> None:
+    a = Harness(tmp_path)
+    b_out: list[str] = []
+    b = Watcher(str(tmp_path), Overrides(), ScriptedSource(), Options(settle=30.0, fmt="json"),
+                out=b_out.append, err=lambda s: None, clock=Clock(), wall=lambda: 0.0,
+                probe=lambda p: Probe.NO_WRITER, peek=lambda p: True)
+    b.discover()
+    b.tick()
+    assert b.status_writes == 0  # a's file already says what b found
+    finding = a.rd / "quality-claude.finding-F01.md"
+    finding.write_text(FINDING.format(ct="corectness"))
+    for w in (a.w, b):  # both see the same close event, in either order
+        w.apply([Event(Kind.CLOSED, str(finding))])
+        w.tick()
+        assert a.on_disk() == "halt"  # always whole JSON: one of them, never a mix
+    assert json.loads(b_out[-1])["status"] == json.loads(a.out[-1])["status"] == "halt"
+    assert not list(a.rd.parent.glob(".guard-*"))
