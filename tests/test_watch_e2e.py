@@ -282,8 +282,14 @@ def test_deleting_a_file_re_evaluates_its_round(tmp_path: Path, watchers: Any) -
 
 
 def test_burst_of_1000_files_is_judged_once_per_file(tmp_path: Path, watchers: Any) -> None:
+    """Each version of a file is parsed once, and the status file is rewritten far less
+    often than once per file. The last file's halt can be on disk before every earlier
+    file is judged (a file probed while still open waits for its close event, and the
+    guard may judge the last one from a directory listing first), so the test waits on
+    an event that comes after all the writes in the guard's own queue: a new round's
+    directory. With periodic rescans off, the guard reaches it only in order."""
     rd = make_run(tmp_path)
-    w = watchers(tmp_path, "--settle", "30")
+    w = watchers(tmp_path, "--settle", "30", "--rescan", "0")
     wait_for(status_is(rd, "pending"), "pending at start")
     body = finding()
     for i in range(1, 1001):
@@ -291,6 +297,9 @@ def test_burst_of_1000_files_is_judged_once_per_file(tmp_path: Path, watchers: A
         text = body.replace("F01", f"F{i:04d}").replace("clarity", ct)
         (rd / f"quality-claude.finding-F{i:04d}.md").write_text(text)
     wait_for(lambda: "change_type_out_of_enum" in causes(rd), "the last file's halt")
+    marker = rd.parent.parent / "research" / "round-01"
+    marker.mkdir(parents=True)
+    wait_for(lambda: round_events(w, marker), "the guard to reach the marker round")
     assert len(read_status(rd)["halts"]) == 1
     assert w.stop() == 0
     summary = next(line for line in w.err if "stopped" in line)
