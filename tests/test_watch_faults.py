@@ -157,6 +157,26 @@ def test_failed_status_write_is_retried_at_every_tick_until_the_file_shows_the_h
     assert faults[0]["error"] == os.strerror(code) and faults[0]["on_disk"] == "pending"
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_read_only_step_directory_as_a_non_root_user_is_retried_until_writable(
+        tmp_path: Path) -> None:
+    """The real fault, where chmod can make one: the step directory turns read-only."""
+    h = Harness(tmp_path)
+    h.w.publisher.write = write_atomic
+    step = h.rd.parent
+    step.chmod(0o555)
+    try:
+        h.write_finding("corectness")
+        assert h.on_disk() == "pending" and h.shown()[-1] == "halt"
+        assert len(h.complaints()) == 1
+        h.advance(1.0)
+        assert len(h.complaints()) == 1
+    finally:
+        step.chmod(0o755)
+    h.advance(1.0)
+    assert h.on_disk() == "halt"
+
+
 def test_the_loop_wakes_up_to_retry_without_any_event(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     assert h.w._timeout() is None or h.w._timeout() > 1.0  # idle: no retry pending
