@@ -309,19 +309,32 @@ class Publisher:
     # -- status files -----------------------------------------------------------------
     def publish(self, o: RoundOutput, result: RoundResult) -> None:
         """Write the round's status file if its content changed, then report a change
-        of status (or of the set of halts) on stdout and in ``--events``."""
-        doc = status_document(result)
-        core = without_timestamp(doc)
-        if core != o.last_core:
-            o.unwritten = doc
-            self._guarded(lambda: self._write(o))
-        elif o.unwritten is not None:  # the disk already says this: nothing to retry
-            self._written(o, quiet=False)
-        shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
-        if shown != o.last_shown:
-            previous = o.last_shown[0] if o.last_shown else None
-            o.last_shown = shown
-            self._report(o, doc, previous)
+        of status (or of the set of halts) in ``--events`` and on stdout.
+
+        The status file and its events line are one unit a stop signal waits for (a
+        consumer of ``--events`` never misses a change the status file shows); the
+        stdout line comes last, outside it, because a stdout nobody reads may block."""
+        line: tuple[str, str] | None = None
+
+        def unit() -> None:
+            nonlocal line
+            doc = status_document(result)
+            core = without_timestamp(doc)
+            if core != o.last_core:
+                o.unwritten = doc
+                self._write(o)
+            elif o.unwritten is not None:  # the disk already says this: nothing to retry
+                self._written(o, quiet=False)
+            shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
+            if shown != o.last_shown:
+                previous = o.last_shown[0] if o.last_shown else None
+                o.last_shown = shown
+                line = self._lines(o, doc, previous)
+                self._event(line[0])
+
+        self._guarded(unit)
+        if line is not None:
+            self.out(line[0] if self.fmt == "json" else line[1])
 
     def retry(self) -> None:
         """Try every status file whose last write failed once more."""
@@ -372,14 +385,15 @@ class Publisher:
             self._fault("status_write_recovered", o, status)
 
     # -- lines ------------------------------------------------------------------------
-    def _report(self, o: RoundOutput, doc: dict[str, Any], previous: str | None) -> None:
+    def _lines(self, o: RoundOutput, doc: dict[str, Any],
+               previous: str | None) -> tuple[str, str]:
+        """A status change as its JSON line and its text line."""
         event = dict(doc)
         event["previous"] = previous
         event["round_dir"] = o.round_dir
         event["status_file"] = o.status_path
         line_json = json.dumps(event, ensure_ascii=True, separators=(",", ":"))
-        self.out(line_json if self.fmt == "json" else text_line(o.round_dir, doc))
-        self._event(line_json)
+        return line_json, text_line(o.round_dir, doc)
 
     def _fault(self, fault: str, o: RoundOutput, status: str | None, **extra: Any) -> None:
         line = {"schema": FAULT_SCHEMA, "fault": fault,
