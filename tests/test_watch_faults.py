@@ -357,6 +357,23 @@ def test_events_fifo_whose_reader_stops_reading_costs_a_bounded_wait_and_one_tor
         os.close(reader_fd)
 
 
+def test_blocking_stdout_pipe_nobody_reads_costs_a_bounded_wait_not_a_hang() -> None:
+    """stdout is a blocking descriptor shared with the parent: it is never switched to
+    non-blocking, yet a full pipe holds a line up for at most the sink's timeout."""
+    r, w = os.pipe()
+    err: list[str] = []
+    sink = LineSink("standard output", err.append, fd=w, timeout=0.2)
+    try:
+        start = time.monotonic()
+        assert not sink.write("y" * (1 << 20))
+        assert time.monotonic() - start < 10  # bounded (0.2 s plus scheduling)
+        assert os.get_blocking(w)
+        assert len(err) == 1 and "took nothing" in err[0]
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_events_file_left_torn_by_a_killed_run_is_said_and_continued_on_a_new_line(
         tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"

@@ -110,12 +110,13 @@ class LineSink:
     """Lines to a file descriptor that may be a regular file, a pipe or a device.
 
     Each line is written whole with plain ``write`` calls; a regular file that takes only
-    part of a line (disk full) is cut back to its old size. On a descriptor in
-    non-blocking mode (the ``--events`` file, opened so that a FIFO without a reader
-    never blocks start-up) a full pipe is waited on for at most *timeout* seconds; a
-    line cut short then is ended by a newline before the next one, so a reader sees one
-    broken line, never two lines run together. A failure is said once on *err*; when
-    writing works again, that is said once too, with the number of lines lost.
+    part of a line (disk full) is cut back to its old size. A stream (a pipe, a
+    terminal, a device; stdout, or a FIFO given as ``--events``, opened without
+    blocking so that one with no reader never blocks start-up) is waited on for at most
+    *timeout* seconds per line; a line cut short then is ended by a newline before the
+    next one, so a reader sees one broken line, never two lines run together. A failure
+    is said once on *err*; when writing works again, that is said once too, with the
+    number of lines lost.
     """
 
     def __init__(self, name: str, err: Callable[[str], None], fd: int | None = None, *,
@@ -178,7 +179,7 @@ class LineSink:
         data = ("\n" * prefix + line + "\n").encode("utf-8", "backslashreplace")
         size = self._regular_size()
         try:
-            self._write_all(data)
+            self._write_all(data, stream=size is None)
         except _Partial as part:
             if part.done and size is not None and self._cut_back(size):
                 pass  # a regular file: back to its old bytes, nothing of this line stays
@@ -216,19 +217,25 @@ class LineSink:
             return False
         return True
 
-    def _write_all(self, data: bytes) -> None:
-        """Write all of *data*; :class:`_Partial` (with the bytes written) otherwise."""
+    def _write_all(self, data: bytes, stream: bool) -> None:
+        """Write all of *data*; :class:`_Partial` (with the bytes written) otherwise.
+
+        A regular file takes it in one go. A stream (pipe, terminal, device) gets it in
+        pieces of at most PIPE_BUF bytes, each only once ``poll`` says the descriptor
+        can take it, all within :attr:`timeout` seconds: a write to a pipe nobody reads
+        never blocks the guard for longer, even on a blocking descriptor (stdout)."""
         assert self.fd is not None
         view = memoryview(data)
         done = 0
-        deadline: float | None = None
+        deadline = time.monotonic() + self.timeout
+        piece = _PIPE_BUF if stream else len(data)
         while done < len(data):
+            if stream and not _wait_writable(self.fd, deadline - time.monotonic()):
+                raise _Partial(done) from None
             try:
-                n = os.write(self.fd, view[done:])
+                n = os.write(self.fd, view[done:done + piece])
             except BlockingIOError:
-                now = time.monotonic()
-                deadline = deadline if deadline is not None else now + self.timeout
-                if now >= deadline or not _wait_writable(self.fd, deadline - now):
+                if not stream:  # pragma: no cover - a regular file never says EAGAIN
                     raise _Partial(done) from None
                 continue
             except OSError as exc:
@@ -253,13 +260,20 @@ class LineSink:
                 pass
 
 
+_PIPE_BUF = getattr(select, "PIPE_BUF", 512)
+
+
 def _wait_writable(fd: int, timeout: float) -> bool:
+    """True when *fd* can take PIPE_BUF bytes now or within *timeout* seconds (also when
+    it is in error or closed: the write that follows then says why)."""
+    if timeout <= 0:
+        timeout = 0.0
     try:
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
-        return bool(poller.poll(max(int(timeout * 1000), 1)))
+        return bool(poller.poll(int(timeout * 1000)))
     except (OSError, ValueError):
-        return False
+        return True
 
 
 @dataclass
@@ -311,30 +325,26 @@ class Publisher:
         """Write the round's status file if its content changed, then report a change
         of status (or of the set of halts) in ``--events`` and on stdout.
 
-        The status file and its events line are one unit a stop signal waits for (a
-        consumer of ``--events`` never misses a change the status file shows); the
-        stdout line comes last, outside it, because a stdout nobody reads may block."""
-        line: tuple[str, str] | None = None
+        All three are one unit a stop signal waits for, so every change a status file
+        shows is also reported; the line sinks bound how long a stream that nobody
+        reads can hold it up (:attr:`LineSink.timeout`)."""
+        self._guarded(lambda: self._publish(o, result))
 
-        def unit() -> None:
-            nonlocal line
-            doc = status_document(result)
-            core = without_timestamp(doc)
-            if core != o.last_core:
-                o.unwritten = doc
-                self._write(o)
-            elif o.unwritten is not None:  # the disk already says this: nothing to retry
-                self._written(o, quiet=False)
-            shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
-            if shown != o.last_shown:
-                previous = o.last_shown[0] if o.last_shown else None
-                o.last_shown = shown
-                line = self._lines(o, doc, previous)
-                self._event(line[0])
-
-        self._guarded(unit)
-        if line is not None:
-            self.out(line[0] if self.fmt == "json" else line[1])
+    def _publish(self, o: RoundOutput, result: RoundResult) -> None:
+        doc = status_document(result)
+        core = without_timestamp(doc)
+        if core != o.last_core:
+            o.unwritten = doc
+            self._write(o)
+        elif o.unwritten is not None:  # the disk already says this: nothing to retry
+            self._written(o, quiet=False)
+        shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
+        if shown != o.last_shown:
+            previous = o.last_shown[0] if o.last_shown else None
+            o.last_shown = shown
+            line_json, line_text = self._lines(o, doc, previous)
+            self._event(line_json)
+            self.out(line_json if self.fmt == "json" else line_text)
 
     def retry(self) -> None:
         """Try every status file whose last write failed once more."""
