@@ -86,10 +86,6 @@ def test_check_accepts_the_verified_fan_in_round_used_below(tmp_path: Path) -> N
     assert result.rounds[0].status == "ok" and result.diagnostics == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: watch judges entries with place_of(ref) (no "
-                   "fanin_fields), so no finding's change_type line is read and the recount "
-                   "halts every finding: fanin_audit_mismatch and kept_findings_mismatch on a "
-                   "verified fan-in round that check accepts")
 def test_watch_accepts_a_verified_fan_in_round_that_check_accepts(tmp_path: Path) -> None:
     run, d = _verified_fanin(tmp_path)
     Watch(tmp_path)
@@ -98,9 +94,6 @@ def test_watch_accepts_a_verified_fan_in_round_that_check_accepts(tmp_path: Path
     assert (doc["status"], shown(doc)) == ("ok", [])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: watch judges every entry with the default "
-                   "(fan-in) generation, so a round-less clean sentinel passes in an "
-                   "apply-fix round where check reports missing_round")
 def test_watch_judges_an_apply_fix_rounds_clean_sentinel_as_check_does(tmp_path: Path) -> None:
     run = new_run(tmp_path)
     d = run.round_dir("design", 1)
@@ -125,9 +118,6 @@ def test_watch_writes_the_protocol_each_round_is_judged_by(tmp_path: Path) -> No
     assert status(d1)["protocol"] == "apply-fix" and status(d2)["protocol"] == "fan-in"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: watch does not re-judge rounds without "
-                   "verifier evidence when the run's majority changes (generations.md §6): "
-                   "the clean round's status keeps the generation it was first judged by")
 def test_watch_rejudges_a_round_without_evidence_when_the_majority_changes(
         tmp_path: Path) -> None:
     run = new_run(tmp_path)
@@ -158,9 +148,6 @@ def test_watch_never_writes_a_status_file_for_a_suffixed_round_dir(tmp_path: Pat
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-@pytest.mark.xfail(strict=True, reason="BUG: watch reads one working-tree config per run and "
-                   "ignores round-NN-commit.txt (generations.md §7 exempts only the hook), so "
-                   "an anchored round that check accepts halts in watch")
 def test_watch_judges_an_anchored_round_with_the_config_as_of_its_commit(
         tmp_path: Path) -> None:
     from test_generations_config import Repo, _two_eras

@@ -256,3 +256,14 @@ def test_default_ledger_directory_is_created_on_first_write(tmp_path: Path) -> N
     env_free = run(tmp_path, "author", ART, "A")
     assert env_free.returncode == 0, env_free.stderr
     assert (tmp_path / "reviews" / "lockout.jsonl").exists()
+
+
+@pytest.mark.parametrize("artifact", ["::error file=x,line=1::pwned", "  ::warning::x"])
+def test_status_never_starts_a_line_with_a_workflow_command(tmp_path: Path,
+                                                            artifact: str) -> None:
+    """Issue 12 #11: an artifact id printed at a line start must not be read by the
+    GitHub Actions runner as a workflow command."""
+    ok(tmp_path, "author", artifact, "A")
+    text = ok(tmp_path, "status")
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+    assert "\\x3a:" in text  # shown escaped, still recognisable

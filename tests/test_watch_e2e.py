@@ -1,5 +1,11 @@
 """watch end to end: the installed console script in a subprocess, a real observer and
-real files in temp dirs. Every wait is on a condition with a deadline."""
+real files in temp dirs.
+
+Every wait is on one of the guard's own signals (its stderr and stdout lines, its
+``--events`` lines, its status files), with a generous deadline that only a broken
+guard reaches; no test depends on how fast the machine is. Where a test needs the
+guard to have let time pass, it watches a guard-side clock: an empty round that
+becomes ``halt`` once ``--settle`` seconds of guard time have gone by."""
 
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ import pytest
 
 SCRIPT = str(Path(sys.executable).parent / "qrspi-guard")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rounds"
-DEADLINE = 10.0
+DEADLINE = 30.0  #: reached only when the guard is broken; never a timing assumption
 
 FINDING = """---
 finding_id: R{r}-F{n:02d}
@@ -156,9 +162,9 @@ def test_start_up_scan_writes_every_round_as_check_would(tmp_path: Path, watcher
         for doc in (mine, theirs):
             doc.pop("checked_at")
         assert mine == theirs, rd
+    assert w.stop() == 0  # then every line it printed has been read
     lines = [json.loads(x) for x in w.out]
     assert len(lines) == len(rounds) and all(x["previous"] is None for x in lines)
-    assert w.stop() == 0
 
 
 def test_bad_file_halts_and_the_fix_clears_it(tmp_path: Path, watchers: Any) -> None:
@@ -171,38 +177,56 @@ def test_bad_file_halts_and_the_fix_clears_it(tmp_path: Path, watchers: Any) -> 
     path.write_text(finding())
     wait_for(status_is(rd, "pending"), "the halt to clear")
     assert read_status(rd)["reported_tags"] == ["quality-claude"]
+    assert w.stop() == 0  # the status file comes first, its lines just after: stop, then read
     statuses = [x["status"] for x in w.event_lines()]
     assert statuses == ["pending", "halt", "pending"]
-    assert w.stop() == 0
 
 
-def test_slow_writer_pausing_between_pieces_never_yields_a_halt(tmp_path: Path,
-                                                                watchers: Any) -> None:
+def round_events(w: Watch, round_dir: Path) -> list[dict]:
+    return [e for e in w.event_lines()
+            if e.get("round_dir") and Path(e["round_dir"]) == round_dir]
+
+
+def settle_clock(w: Watch, step_dir: Path, n: int) -> None:
+    """Create an empty round and wait until the guard finds it complete: proof that
+    --settle seconds of the guard's own time passed after everything written before."""
+    tick = step_dir / f"round-{n:02d}"
+    tick.mkdir(parents=True)
+    wait_for(lambda: any(e["status"] == "halt" for e in round_events(w, tick)),
+             f"the guard's settle clock {tick.name}")
+
+
+def test_writer_holding_its_file_open_between_pieces_is_never_judged(
+        tmp_path: Path, watchers: Any) -> None:
+    """The read-lease probe (cli.md, watch): a reviewer that still has the file open is
+    never judged, however long it pauses between pieces, and however long the round is
+    quiet meanwhile; the guard judges it once it is closed."""
     rd = make_run(tmp_path)
-    w = watchers(tmp_path, "--settle", "0.3")
-    wait_for(status_is(rd, "pending"), "pending at start")
     text = finding()
     pieces = [text[i:i + 40] for i in range(0, len(text), 40)]
-    seen: set[str] = set()
+    clock = rd.parent.parent / "research"
     with open(rd / "quality-claude.finding-F01.md", "w") as fh:
-        for piece in pieces[:6]:
+        fh.write(pieces[0])  # half a frontmatter, held open, before the guard starts:
+        fh.flush()           # its start-up scan sees it with no close event to come
+        w = watchers(tmp_path, "--settle", "0.6")
+        first = wait_for(lambda: round_events(w, rd), "the round's first status")[0]
+        assert first["status"] == "pending"  # probed at start-up and not judged ...
+        assert "quality-claude" in first["awaiting"]  # ... so still awaited
+        for k, piece in enumerate(pieces[1:4], start=1):
             fh.write(piece)
             fh.flush()
-            # meanwhile another reviewer finishes: the round is re-evaluated
-            deadline = time.monotonic() + 0.4
-            while time.monotonic() < deadline:
-                seen.add((read_status(rd) or {}).get("status", ""))
-                time.sleep(0.02)
+            settle_clock(w, clock, k)  # a pause longer than --settle, in guard time
         (rd / "scope-claude.clean.md").write_text("---\nreviewer: scope-claude\nround: 1\n"
                                                   "findings: 0\n---\n")
         wait_for(lambda: "scope-claude" in (read_status(rd) or {}).get("reported_tags", []),
                  "the other reviewer's file to be judged")
-        for piece in pieces[6:]:
+        settle_clock(w, clock, 4)
+        assert (read_status(rd) or {}).get("status") == "pending"  # still not complete
+        for piece in pieces[4:]:
             fh.write(piece)
     wait_for(status_is(rd, "ok"), "ok once the writer closed")
-    seen |= {x["status"] for x in w.event_lines()}
-    assert "halt" not in seen
     assert w.stop() == 0
+    assert "halt" not in [e["status"] for e in round_events(w, rd)]
 
 
 def test_atomic_rename_into_place_is_judged_as_the_new_file(tmp_path: Path,
@@ -258,8 +282,14 @@ def test_deleting_a_file_re_evaluates_its_round(tmp_path: Path, watchers: Any) -
 
 
 def test_burst_of_1000_files_is_judged_once_per_file(tmp_path: Path, watchers: Any) -> None:
+    """Each version of a file is parsed once, and the status file is rewritten far less
+    often than once per file. The last file's halt can be on disk before every earlier
+    file is judged (a file probed while still open waits for its close event, and the
+    guard may judge the last one from a directory listing first), so the test waits on
+    an event that comes after all the writes in the guard's own queue: a new round's
+    directory. With periodic rescans off, the guard reaches it only in order."""
     rd = make_run(tmp_path)
-    w = watchers(tmp_path, "--settle", "30")
+    w = watchers(tmp_path, "--settle", "30", "--rescan", "0")
     wait_for(status_is(rd, "pending"), "pending at start")
     body = finding()
     for i in range(1, 1001):
@@ -267,6 +297,9 @@ def test_burst_of_1000_files_is_judged_once_per_file(tmp_path: Path, watchers: A
         text = body.replace("F01", f"F{i:04d}").replace("clarity", ct)
         (rd / f"quality-claude.finding-F{i:04d}.md").write_text(text)
     wait_for(lambda: "change_type_out_of_enum" in causes(rd), "the last file's halt")
+    marker = rd.parent.parent / "research" / "round-01"
+    marker.mkdir(parents=True)
+    wait_for(lambda: round_events(w, marker), "the guard to reach the marker round")
     assert len(read_status(rd)["halts"]) == 1
     assert w.stop() == 0
     summary = next(line for line in w.err if "stopped" in line)
@@ -278,15 +311,23 @@ def test_burst_of_1000_files_is_judged_once_per_file(tmp_path: Path, watchers: A
 
 def test_settle_turns_a_silent_reviewer_into_expected_tag_no_output(tmp_path: Path,
                                                                     watchers: Any) -> None:
+    """round-contract §5: --settle seconds without a change complete the round, and
+    the matrix then names the reviewer who never wrote. The finding is held open until
+    the guard is up, so the round cannot complete before it is judged, however slow the
+    start."""
     rd = make_run(tmp_path)
-    w = watchers(tmp_path, "--settle", "0.5")
-    (rd / "quality-claude.finding-F01.md").write_text(finding())
+    with open(rd / "quality-claude.finding-F01.md", "w") as fh:
+        fh.write(finding())
+        fh.flush()
+        w = watchers(tmp_path, "--settle", "0.5")
+        wait_for(lambda: round_events(w, rd), "the round's first status")
     wait_for(status_is(rd, "halt"), "the round to settle")
     halts = read_status(rd)["halts"]
     assert [(h["cause"], h.get("tag")) for h in halts] == [("expected_tag_no_output",
                                                             "scope-claude")]
     assert halts[0]["message"] == "Reviewer scope-claude wrote no per-finding files"
     assert w.stop() == 0
+    assert [e["status"] for e in round_events(w, rd)] == ["pending", "halt"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -386,3 +427,179 @@ def test_relative_root_from_the_working_directory(tmp_path: Path) -> None:
             proc.kill()
     assert proc.returncode == 0
     assert "run/reviews/design/round-01" in out
+
+
+# -- faults (issue 12: #3, #7, #17) ----------------------------------------------------
+
+def test_status_file_that_cannot_be_written_is_retried_and_the_halt_still_shown(
+        tmp_path: Path, watchers: Any) -> None:
+    """#3: something in the status file's place (here a directory: rename fails as it
+    would on a read-only or full disk, even as root). The halt is on stdout and in
+    --events at once, the failure is said once, and the file is written as soon as it
+    can be."""
+    rd = make_run(tmp_path)
+    blocker = rd.parent / "round-01-guard.json"
+    blocker.mkdir()
+    (blocker / "keep").write_text("x")
+    w = watchers(tmp_path, "--settle", "30")
+    wait_for(lambda: any("cannot write" in line for line in w.err), "the failure said")
+    (rd / "quality-claude.finding-F01.md").write_text(finding(ct="corectness"))
+    wait_for(lambda: any(e.get("status") == "halt" and e.get("round_dir") == str(rd)
+                         for e in (json.loads(x) for x in w.out)), "the halt on stdout")
+    faults = [e for e in w.event_lines() if e.get("schema") == "qrspi-guard/watch-fault/1"]
+    assert faults and faults[0]["fault"] == "status_write_failed"
+    assert faults[0]["status_file"] == str(blocker)
+    assert sum("cannot write" in line for line in w.err) == 1  # said once, retried quietly
+    shutil.rmtree(blocker)
+    wait_for(status_is(rd, "halt"), "the status file written on a retry")
+    wait_for(lambda: any("is current again (status halt)" in line for line in w.err),
+             "the recovery said")
+    assert sum("cannot write" in line for line in w.err) == 1
+    assert w.stop() == 0
+    assert not list(rd.parent.glob(".guard-*"))
+
+
+def test_disk_full_status_write_is_retried_until_space_returns(tmp_path: Path,
+                                                                watchers: Any) -> None:
+    """#3 with a real write failure: the guard's file-size limit is dropped to one byte
+    (EFBIG on every write to a file, as on a full disk), then restored."""
+    resource = pytest.importorskip("resource")
+    if not hasattr(resource, "prlimit"):
+        pytest.skip("resource.prlimit is not available")
+    rd = make_run(tmp_path)
+    w = watchers(tmp_path, "--settle", "30")
+    wait_for(status_is(rd, "pending"), "pending at start")
+    soft, hard = resource.prlimit(w.proc.pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(w.proc.pid, resource.RLIMIT_FSIZE, (1, hard))
+    try:
+        (rd / "quality-claude.finding-F01.md").write_text(finding(ct="corectness"))
+        wait_for(lambda: any('"status":"halt"' in line for line in w.out),
+                 "the halt on stdout while the disk is full")
+        wait_for(lambda: any("cannot write" in line and "round-01-guard.json" in line
+                             for line in w.err), "the status failure said")
+        assert read_status(rd)["status"] == "pending"  # the old file, whole
+    finally:
+        resource.prlimit(w.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
+    wait_for(status_is(rd, "halt"), "the status file written once space is back")
+    wait_for(lambda: any("writing again" in line for line in w.err), "events resumed")
+    assert sum("round-01-guard.json" in line and "cannot write" in line
+               for line in w.err) == 1
+    assert w.stop() == 0
+
+
+def test_events_to_dev_full_is_said_once_and_sigterm_still_exits_0(tmp_path: Path) -> None:
+    """#17: an events file that cannot be written never stops watch, nor its exit 0."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    rd = make_run(tmp_path)
+    proc = subprocess.Popen([SCRIPT, "watch", str(tmp_path), "--settle", "30", "--format",
+                             "json", "--events", "/dev/full"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # the round's first status line
+        assert json.loads(first)["status"] == "pending"
+        (rd / "quality-claude.finding-F01.md").write_text(finding(ct="corectness"))
+        assert json.loads(proc.stdout.readline())["status"] == "halt"
+        wait_for(status_is(rd, "halt"), "the status file")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert err.count("cannot write to events file /dev/full") == 1
+    assert "internal error" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("redirect", ["closed", "full"])
+def test_closed_or_full_stdout_is_said_once_and_sigterm_still_exits_0(
+        tmp_path: Path, redirect: str) -> None:
+    if redirect == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    rd = make_run(tmp_path)
+    stdout: Any = subprocess.DEVNULL
+    if redirect == "full":
+        stdout = open("/dev/full", "w")  # noqa: SIM115
+    proc = subprocess.Popen([SCRIPT, "watch", str(tmp_path), "--settle", "30"],
+                            stdout=stdout, stderr=subprocess.PIPE, text=True,
+                            close_fds=True,
+                            preexec_fn=(lambda: os.close(1)) if redirect == "closed" else None)
+    try:
+        assert proc.stderr is not None
+        wait_for(lambda: "watching" in proc.stderr.readline(), "ready")
+        (rd / "quality-claude.finding-F01.md").write_text(finding(ct="corectness"))
+        wait_for(lambda: "change_type_out_of_enum" in causes(rd), "the halt on disk")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if redirect == "full":
+            stdout.close()
+    assert proc.returncode == 0, err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option", ["--settle", "--rescan"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "1e400", "1e7", "soon"])
+def test_number_option_that_is_not_a_sane_number_of_seconds_is_exit_2_one_line(
+        tmp_path: Path, option: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """#17: nan was accepted and spun at 100 % CPU; inf and negatives too. (In process:
+    the option is refused before anything starts.)"""
+    from qrspi_guard.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["watch", str(tmp_path), f"{option}={value}"])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "number of seconds" in lines[0]
+    assert captured.out == ""
+
+
+def test_zero_and_fractional_seconds_are_accepted(capsys: pytest.CaptureFixture[str]) -> None:
+    from qrspi_guard.cli.watch import SECONDS
+
+    assert SECONDS.convert("0", None, None) == 0.0
+    assert SECONDS.convert("0.25", None, None) == 0.25
+    assert SECONDS.convert(2.0, None, None) == 2.0
+
+
+def _fifo_config_run(tmp_path: Path) -> Path:
+    rd = make_run(tmp_path)
+    config = tmp_path / "run" / "config.md"
+    config.unlink()
+    os.mkfifo(config)
+    return rd
+
+
+def test_sigterm_during_start_up_blocked_on_a_fifo_config_exits_0(tmp_path: Path) -> None:
+    """#7: whatever start-up is waiting on (here an `open` of a FIFO named config.md,
+    until config.py opens it without blocking), SIGTERM stops watch with exit 0."""
+    _fifo_config_run(tmp_path)
+    proc = subprocess.Popen([SCRIPT, "watch", str(tmp_path), "--settle", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        wait_for(lambda: "scanning" in proc.stderr.readline(), "the start-up scan")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "stopped" in err and "Traceback" not in err
+
+
+def test_fifo_named_config_md_neither_hangs_watch_nor_blocks_sigterm(tmp_path: Path) -> None:
+    rd = _fifo_config_run(tmp_path)
+    w = Watch(tmp_path, "--settle", "30")
+    try:
+        wait_for(lambda: any("watching" in line for line in w.err)
+                 or w.proc.poll() is not None, "the watcher to be ready", deadline=10)
+        doc = wait_for(lambda: read_status(rd), "the round's status")
+        assert doc["status"] in ("halt", "pending")
+    finally:
+        assert w.stop() == 0

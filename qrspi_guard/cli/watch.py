@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -9,14 +10,39 @@ import click
 
 from qrspi_guard.cli.options import build_overrides, override_options
 
+#: the largest number of seconds any watch option accepts (about 11.6 days)
+MAX_SECONDS = 1_000_000.0
+
+
+class Seconds(click.ParamType):
+    """A finite number of seconds, 0 to MAX_SECONDS: never nan, inf or negative (nan
+    slipped through a FloatRange and made the loop spin at 100 % CPU)."""
+
+    name = "seconds"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            number = value
+        else:
+            try:
+                number = float(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(number) or not 0.0 <= number <= MAX_SECONDS:
+            self.fail(f"{value!r} is not a number of seconds from 0 to {MAX_SECONDS:,.0f}",
+                      param, ctx)
+        return number
+
+
+SECONDS = Seconds()
+
 
 @click.command()
 @click.argument("root", required=False, default=".", type=click.Path())
-@click.option("--settle", type=click.FloatRange(min=0.0), default=2.0, show_default=True,
-              metavar="SECONDS",
+@click.option("--settle", type=SECONDS, default=2.0, show_default=True, metavar="SECONDS",
               help="Quiet time after which a round counts as complete (round-contract §5).")
-@click.option("--rescan", type=click.FloatRange(min=0.0), default=30.0, show_default=True,
-              metavar="SECONDS",
+@click.option("--rescan", type=SECONDS, default=30.0, show_default=True, metavar="SECONDS",
               help="Reconcile with the disk this often (0: only after lost events).")
 @click.option("--polling", is_flag=True,
               help="Poll instead of inotify (network and container file systems).")
@@ -42,20 +68,58 @@ def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
     """
     from qrspi_guard.watch.events import WatchdogSource
     from qrspi_guard.watch.loop import Options, Watcher, install_signal_handlers
+    from qrspi_guard.watch.publish import LineSink
 
     overrides = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
                                 config_file, protocol, round_no)
-
-    def out(line: str) -> None:
-        click.echo(line)
-        sys.stdout.flush()
-
-    def err(line: str) -> None:
-        click.echo(line, err=True)
-
+    # Straight to the descriptors, unbuffered: a closed, full or broken stdout is said
+    # once on stderr and watch goes on (cli.md); nothing is left in a buffer for the
+    # interpreter's final flush to fail on, so SIGTERM still exits 0.
+    _occupy_closed_std_fds()
+    stdout = LineSink("standard output", _stderr_line, fd=1)
     source = WatchdogSource(os.path.abspath(root), polling=polling)
     watcher = Watcher(root, overrides, source,
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
-                      out=out, err=err)
+                      out=stdout.write, err=_stderr_line)
     install_signal_handlers(watcher)
     sys.exit(watcher.run())
+
+
+def _occupy_closed_std_fds() -> None:
+    """A closed stdout or stderr (``>&-``) gets /dev/null, so no file watch opens later
+    (the events file, a status temp file) can take descriptor 1 or 2 and receive status
+    lines; writes to /dev/null succeed, so a closed stdout is said at start instead."""
+    closed = []
+    for fd in (1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for fd in closed:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+        except OSError:  # pragma: no cover - no /dev/null
+            return
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        # Python set sys.stdout (or stderr) to None: give it the descriptor back, so the
+        # final flush in cli.main finds a stream that works.
+        stream = open(fd, "w", closefd=False)  # lives as long as the process
+        if fd == 1:
+            sys.stdout = stream
+        else:
+            sys.stderr = stream
+    if 1 in closed:
+        _stderr_line("qrspi-guard: watch: standard output is closed; status lines are "
+                     "dropped (the status files and --events still get them)")
+
+
+def _stderr_line(line: str) -> None:
+    """One line to stderr, unbuffered; a failing stderr is ignored (nowhere to say it)."""
+    data = (line + "\n").encode("utf-8", "backslashreplace")
+    try:
+        while data:
+            data = data[os.write(2, data):]
+    except OSError:
+        pass

@@ -18,6 +18,7 @@ from qrspi_guard.discover import RoundRef
 from qrspi_guard.engine.entries import Context, RoundFiles, read_round
 from qrspi_guard.engine.inputs import COMMIT, MARKER, SCOPE_SET, RoundInputs, read_inputs
 from qrspi_guard.engine.results import RoundResult, sort_diagnostics
+from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.layout import bounded_number, verifier_disabled_name
 from qrspi_guard.matrix import Expectation, expectation_for_step, expectation_from_tags, with_extra
 from qrspi_guard.reader import ReadFailure
@@ -45,7 +46,10 @@ def round_result(ref: RoundRef, run: RunConfig, overrides: Overrides,
                  beside: frozenset[str] | None = None) -> RoundResult:
     """The round-level half of :func:`evaluate_round`, over per-file reports already
     made (``watch``); the generation, names and side files are found when not given."""
-    ctx = ctx or Context(overrides)
+    if ctx is None or ctx.overrides != overrides:
+        keep = ctx is not None and ctx.overrides.protocol == overrides.protocol
+        ctx = Context(overrides, ctx.sides if ctx is not None else SideFiles(),
+                      ctx.resolver if keep and ctx is not None else None)
     if names is None:
         names = _names(ref.round_dir) or {r.facts.name for r in reports}
     if beside is None:

@@ -9,6 +9,13 @@ A final line without its newline is a torn write (a crash mid-append). Readers i
 it and report it; the next writer cuts it off under the lock, before appending, and
 reports that. A complete line that is not a valid event is an error naming its line
 number, and nothing is written: the ledger is never silently rewritten.
+
+The ledger must be a regular file (cli.md, "Files the guard reads and writes"): it is
+opened without blocking (a FIFO or a device never hangs a command) and read only up to
+:data:`MAX_LEDGER_BYTES`; anything else is a :class:`LedgerError` (exit 2). An append
+that fails part-way (disk full, I/O error, a failed ``fsync``) is cut back to the size
+the ledger had before it, under the lock: what is on disk is the old ledger or the new
+one, never a half event from a writer that is still running.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,14 +33,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from qrspi_guard.errors import InputError
 from qrspi_guard.lockout.models import EVENT_ADAPTER, EVENT_TYPES, build_event, event_to_dict
 from qrspi_guard.lockout.state import LockoutError, Plan, State, replay
 
 DEFAULT_LEDGER = Path("reviews") / "lockout.jsonl"
 ENV_VAR = "QRSPI_GUARD_LEDGER"
 
+#: the largest ledger any command reads (64 MiB: some 200,000 events of ~300 bytes; a
+#: run's ledger holds hundreds). Larger is refused, so a wrong path such as /dev/zero or
+#: a runaway file never exhausts memory.
+MAX_LEDGER_BYTES = 64 * 1024 * 1024
 
-class LedgerError(Exception):
+_OPEN_FLAGS = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class LedgerError(InputError):
     """The ledger cannot be read, is corrupt, or cannot be written (exit 2)."""
 
 
@@ -85,18 +101,36 @@ def parse_line(raw: bytes, lineno: int) -> Any:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LedgerError(f"line {lineno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise LedgerError(f"line {lineno}: not valid JSON (nested too deeply)") from None
+    except ValueError:  # an integer past Python's digit limit (4,300 digits)
+        raise LedgerError(f"line {lineno}: not valid JSON (a number too large)") from None
     if not isinstance(obj, dict):
         raise LedgerError(f"line {lineno}: not a JSON object")
     kind = obj.get("event")
-    if kind not in EVENT_TYPES:
-        raise LedgerError(f"line {lineno}: unknown event type {kind!r}")
+    if not isinstance(kind, str) or kind not in EVENT_TYPES:
+        raise LedgerError(f"line {lineno}: unknown event type {_shown(kind)}")
     try:
         event = EVENT_ADAPTER.validate_json(text)  # strict: JSON types only, no coercion
     except ValidationError as exc:
         raise LedgerError(f"line {lineno}: invalid {kind} event: {_first_error(exc)}") from None
+    except (RecursionError, ValueError, OverflowError):  # the validator's limits, as above
+        raise LedgerError(f"line {lineno}: invalid {kind} event: a value is nested too "
+                          "deeply or too large") from None
     if event.seq != lineno:
-        raise LedgerError(f"line {lineno}: seq {event.seq} out of order (expected {lineno})")
+        raise LedgerError(f"line {lineno}: seq {_shown(event.seq)} out of order "
+                          f"(expected {lineno})")
     return event
+
+
+def _shown(value: object) -> str:
+    """A value from a corrupt line, as a short repr (never a 4,000-digit number)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 \
+            else "a very large number"
+    else:
+        text = f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def parse(data: bytes) -> Snapshot:
@@ -112,14 +146,43 @@ def parse(data: bytes) -> Snapshot:
     return snap
 
 
-def _read_all(fd: int) -> bytes:
+def _read_all(fd: int, path: Path) -> bytes:
+    """The whole ledger, at most MAX_LEDGER_BYTES (LedgerError beyond that)."""
     os.lseek(fd, 0, os.SEEK_SET)
     chunks = []
+    total = 0
     while True:
-        chunk = os.read(fd, 1 << 20)
+        chunk = os.read(fd, min(1 << 20, MAX_LEDGER_BYTES + 1 - total))
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_LEDGER_BYTES:
+            raise _too_large(path)
+
+
+def _too_large(path: Path) -> LedgerError:
+    return LedgerError(f"ledger {path} is larger than {MAX_LEDGER_BYTES >> 20} MiB "
+                       "(the cap on a ledger); check the path, or archive the ledger")
+
+
+def _check_regular(fd: int, path: Path) -> None:
+    """The ledger must be a regular file within the size cap (cli.md)."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise LedgerError(f"cannot read ledger {path}: {_file_type(st.st_mode)}, not a "
+                          "regular file (the ledger must be a regular file)")
+    if st.st_size > MAX_LEDGER_BYTES:
+        raise _too_large(path)
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -127,6 +190,12 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+# The append's system calls, by name: the seam the fault-injection tests replace
+# (tests/test_lockout_faults.py) to fail or kill the writer at each step.
+_ftruncate = os.ftruncate
+_fsync = os.fsync
 
 
 def _describe(exc: OSError) -> str:
@@ -145,14 +214,15 @@ class Ledger:
     def read(self) -> Snapshot:
         """Parse the ledger under a shared lock. A missing file is an empty ledger."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDONLY | _OPEN_FLAGS)
         except FileNotFoundError:
             return Snapshot()
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
         try:
+            _check_regular(fd, self.path)
             fcntl.flock(fd, fcntl.LOCK_SH)
-            data = _read_all(fd)
+            data = _read_all(fd, self.path)
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
         finally:
@@ -192,37 +262,63 @@ class Ledger:
                               "exists and is not a directory")
         existed = self.path.exists()
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _OPEN_FLAGS, 0o644)
         except OSError as exc:
             raise LedgerError(f"cannot open ledger {self.path} for writing: "
                               f"{_describe(exc)}") from None
         try:
+            _check_regular(fd, self.path)
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not existed:
                 _fsync_dir(parent)
-            snap = self._parse(_read_all(fd))
+            snap = self._parse(_read_all(fd, self.path))
             before = replay(snap.events)
             plan = planner(before.copy())
             seq = len(snap.events) + 1
             event = build_event(seq, datetime.now(timezone.utc), plan.fields)
             line = (json.dumps(event_to_dict(event), ensure_ascii=False,
                                separators=(",", ":")) + "\n").encode("utf-8")
-            if snap.torn is not None:
-                os.ftruncate(fd, snap.good_size)
-            _write_all(fd, line)
-            os.fsync(fd)
+            self._append(fd, snap, line)
         except (LedgerError, LockoutError):
             raise
         except ValidationError as exc:  # a planner bug or a bad argument the plan let by
             raise LockoutError(_first_error(exc)) from None
         except OSError as exc:
-            raise LedgerError(f"cannot write ledger {self.path}: {_describe(exc)}") from None
+            raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
         finally:
             os.close(fd)
         after = before.copy()
         after.apply(event)
         return WriteResult(plan=plan, event=event, dropped=snap.torn, before=before,
                            after=after)
+
+
+    def _append(self, fd: int, snap: Snapshot, line: bytes) -> None:
+        """(Cut the torn tail,) append *line*, fsync; on any failure cut the ledger back
+        to its last complete line, so nothing of this event stays behind."""
+        try:
+            if snap.torn is not None:
+                _ftruncate(fd, snap.good_size)
+            _write_all(fd, line)
+            _fsync(fd)
+        except OSError as exc:
+            restored = _cut_back(fd, snap.good_size)
+            what = ("nothing was recorded" if restored else
+                    "the ledger may end in a torn line, which the next write cuts off")
+            if restored and snap.torn is not None:
+                what += f" (the torn final line {snap.torn.line} was dropped)"
+            raise LedgerError(f"cannot write ledger {self.path}: {_describe(exc)}; "
+                              f"{what}") from None
+
+
+def _cut_back(fd: int, size: int) -> bool:
+    """Truncate the ledger to *size* bytes and make that durable; False if it fails."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        return False
+    return True
 
 
 def _fsync_dir(path: Path) -> None:

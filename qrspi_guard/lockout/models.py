@@ -71,7 +71,10 @@ class _Event(BaseModel):
     def _aware(cls, value: datetime) -> datetime:
         if value.tzinfo is None:
             raise ValueError("'at' must carry a time zone (UTC)")
-        return value.astimezone(timezone.utc)
+        try:
+            return value.astimezone(timezone.utc)
+        except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+            raise ValueError("'at' is out of range in UTC") from None
 
 
 class _ArtifactEvent(_Event):

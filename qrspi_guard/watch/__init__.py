@@ -5,5 +5,7 @@
 - :mod:`.policy` decides, with an injected clock, when a file has settled and when a
   round is complete (round-contract §5). It does no I/O of its own.
 - :mod:`.judge` keeps one per-file report per settled file and builds round results.
+- :mod:`.publish` writes status files (a failed write is retried until it succeeds)
+  and status and events lines (streams that may fail: said once, never fatal).
 - :mod:`.loop` runs it all: start-up scan, incremental work, reconcile scans, output.
 """

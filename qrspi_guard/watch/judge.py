@@ -14,12 +14,16 @@ import stat
 from dataclasses import dataclass, field
 
 from qrspi_guard.config import Overrides, RunConfig
+from qrspi_guard.contract.generations import Generation
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef
-from qrspi_guard.engine import RoundResult, judge_entry, round_result
+from qrspi_guard.engine.entries import Context, judge_entry, place_of
+from qrspi_guard.engine.generation import evidence
+from qrspi_guard.engine.results import RoundResult
+from qrspi_guard.engine.rounds import round_result
 from qrspi_guard.layout import classify, is_watch_temp
 from qrspi_guard.reader import ReadFailure, read_bytes
-from qrspi_guard.rules.files import FileReport
+from qrspi_guard.rules.files import FileReport, Place
 from qrspi_guard.split.residue import is_split_residue, residue_diagnostics
 
 Sig = tuple[int, int, int, int]  #: (inode, size, mtime_ns, ctime_ns)
@@ -41,16 +45,36 @@ class Verdict:
     sig: Sig | None
     report: FileReport | None = None
     diags: list[Diagnostic] = field(default_factory=list)
+    #: the round's generation (and whether its fan-in recount reads fields) it was
+    #: judged under: a file is judged again when that changes
+    under: tuple[str, bool] | None = None
 
 
 class RoundJudge:
     """Cached per-entry verdicts of one round directory."""
 
-    def __init__(self, ref: RoundRef) -> None:
+    def __init__(self, ref: RoundRef, ctx: Context | None = None) -> None:
         self.ref = ref
+        self.ctx = ctx or Context()
         self.verdicts: dict[str, Verdict] = {}
         self.parses = 0  #: files read and judged (for tests and benchmarks)
         self.residue: list[str] = []  #: split's reserved names at the last listing
+        #: the round's own generation evidence at the last evaluation (rules 1-2; None:
+        #: none, its generation is its run's majority)
+        self.evidence: str | None = None
+
+    def place(self) -> tuple[Place, set[str], frozenset[str], Generation]:
+        """How the round's files are judged now: its generation (from every entry name,
+        hidden ones included, and the files beside it) and its entries and side files."""
+        try:
+            names = set(os.listdir(self.ref.round_dir))
+        except OSError:
+            names = set()
+        beside = self.ctx.sides.beside(self.ref.step_dir, self.ref.round)
+        assert self.ctx.resolver is not None
+        gen = self.ctx.resolver.of(self.ref, names, beside)
+        fanin = bool(gen.outputs_inside & names)
+        return place_of(self.ref, gen, fanin), names, beside, gen
 
     def _path(self, name: str) -> str:
         return os.path.join(self.ref.round_dir, name)
@@ -66,18 +90,22 @@ class RoundJudge:
         except OSError:
             return self.forget(name)
         sig = signature(st)
+        place = self.place()[0]
+        under = (place.gen.name, place.fanin_fields)
         old = self.verdicts.get(name)
-        if old is not None and old.sig == sig:
+        if old is not None and old.sig == sig and old.under == under:
             return False
-        self.verdicts[name] = self._verdict(name, path, st, sig)
+        self.verdicts[name] = self._verdict(name, st, sig, place)
         return True
 
     def forget(self, name: str) -> bool:
         return self.verdicts.pop(name, None) is not None
 
-    def _verdict(self, name: str, path: str, st: os.stat_result, sig: Sig) -> Verdict:
-        report, problem = judge_entry(self.ref, classify(name), stat.S_ISLNK(st.st_mode), self)
-        return Verdict(sig, report, [problem] if problem is not None else [])
+    def _verdict(self, name: str, st: os.stat_result, sig: Sig, place: Place) -> Verdict:
+        report, problem = judge_entry(self.ref, classify(name), stat.S_ISLNK(st.st_mode), self,
+                                      place)
+        return Verdict(sig, report, [problem] if problem is not None else [],
+                       (place.gen.name, place.fanin_fields))
 
     def read(self, name: str) -> bytes | ReadFailure:
         """Entry bytes for :func:`engine.judge_entry` (counted: one parse per version)."""
@@ -103,6 +131,10 @@ class RoundJudge:
         not settled yet). Also returns the entries on disk that were never judged
         (their events were missed): the caller settles them first."""
         exclude = exclude or set()
+        place, all_names, beside, gen = self.place()
+        decided = evidence(all_names, beside)
+        self.evidence = decided.name if decided is not None else None
+        under = (gen.name, place.fanin_fields)
         if names is None:
             names = self.listing()
         entry_diags: list[Diagnostic] = []
@@ -127,10 +159,17 @@ class RoundJudge:
             if v is None:
                 unseen.append(name)
                 continue
+            if v.under != under:  # the round's generation changed: judge it again
+                try:
+                    st = os.lstat(self._path(name))
+                except OSError:
+                    continue
+                v = self.verdicts[name] = self._verdict(name, st, signature(st), place)
             count += 1
             entry_diags.extend(v.diags)
             if v.report is not None:
                 reports.append(v.report)
         result = round_result(self.ref, run, overrides, reports, entry_diags, count,
-                              complete=complete)
+                              complete=complete, ctx=self.ctx, gen=gen, names=all_names,
+                              beside=beside)
         return result, unseen

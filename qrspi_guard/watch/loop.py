@@ -2,24 +2,39 @@
 
 State lives on disk: the loop rebuilds everything from the tree at start, keeps one
 cached verdict per settled file (:class:`~.judge.RoundJudge`), and rewrites a round's
-status file only when its content (apart from ``checked_at``) changes.
+status file only when its content (apart from ``checked_at``) changes
+(:mod:`.publish` writes it, and retries a failed write until it succeeds).
+
+Stopping: SIGINT and SIGTERM stop the loop with exit 0 wherever it is, at start-up too
+(a scan blocked on a file that never answers is interrupted), except inside a status
+or events write, which is finished first (:meth:`Watcher.critical`).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from qrspi_guard.config import CONFIG_NAME, Overrides, RunConfig, read_config
+from qrspi_guard.config import (
+    CONFIG_NAME,
+    Overrides,
+    RunConfig,
+    config_from,
+    config_path,
+    read_config,
+)
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.discover import RoundRef, discover_dir
+from qrspi_guard.discover import RoundRef, discover_dir, with_step
 from qrspi_guard.engine import RoundResult
+from qrspi_guard.engine.entries import Context
+from qrspi_guard.engine.history import ConfigHistory
+from qrspi_guard.engine.inputs import read_anchor
 from qrspi_guard.layout import Kind as NameKind
 from qrspi_guard.layout import (
     classify,
@@ -27,20 +42,25 @@ from qrspi_guard.layout import (
     status_file_name,
     verified_file_name,
 )
+from qrspi_guard.reader import ReadFailure
+from qrspi_guard.rules.bookkeeping import commit_anchor
 from qrspi_guard.split.residue import is_split_residue
-from qrspi_guard.status import (
-    read_status,
-    render,
-    status_document,
-    without_timestamp,
-    write_atomic,
-)
+from qrspi_guard.status import without_timestamp, write_atomic
 from qrspi_guard.textsafe import one_line
 from qrspi_guard.watch.events import Event, EventSource, Kind
 from qrspi_guard.watch.judge import RoundJudge, ignored, signature
 from qrspi_guard.watch.policy import Policy, Probe, lease_probe, peek_frontmatter_closed
+from qrspi_guard.watch.publish import (
+    LineSink,
+    Publisher,
+    RoundOutput,
+    read_previous,
+    sweep_stale_temps,
+)
 
 _CONFIG_OWNER = "config:"
+#: the longest single wait for events (a bound far below threading.TIMEOUT_MAX)
+MAX_WAIT = 3600.0
 
 
 @dataclass
@@ -50,10 +70,11 @@ class Tracked:
     ref: RoundRef
     judge: RoundJudge
     run_key: str | None
-    status_path: str
-    last_core: dict[str, Any] | None = None  #: last written status minus the timestamp
-    last_shown: tuple[str, tuple[str, ...]] | None = None  #: (status, halts) last printed
-    writes: int = 0
+    out: RoundOutput
+
+    @property
+    def writes(self) -> int:
+        return self.out.writes
 
 
 @dataclass
@@ -63,23 +84,30 @@ class Options:
     quiet: float = 0.5
     fmt: str = "text"  #: "text" or "json"
     events_file: str | None = None
+    retry: float = 1.0  #: how often a status file that could not be written is retried
 
 
 @dataclass
 class Stats:
-    status_writes: int = 0
     evaluations: int = 0
     reconciles: int = 0
     dropped_parses: int = 0
-    lines: list[str] = field(default_factory=list)
 
 
 class RootGone(Exception):
     """ROOT disappeared while watching."""
 
 
-def _halt_key(d: dict[str, Any]) -> str:
-    return f"{d.get('cause')}:{d.get('file') or d.get('tag') or ''}:{d.get('line') or ''}"
+class Stopped(BaseException):
+    """SIGINT or SIGTERM arrived: unwind to :meth:`Watcher.run` and exit 0.
+
+    A BaseException, so no ``except Exception`` on the way swallows it; raised from the
+    signal handler, it also interrupts a system call that would otherwise be retried
+    (an ``open`` blocked on a FIFO named config.md, say)."""
+
+
+#: files beside a round whose change bears on it
+_SIDE_SUFFIXES = ("-verified.md", "-verifier-disabled.md", "-commit.txt", "-scope-set.txt")
 
 
 class Watcher:
@@ -92,7 +120,8 @@ class Watcher:
                  clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time,
                  probe: Callable[[str], Probe] = lease_probe,
-                 peek: Callable[[str], bool] = peek_frontmatter_closed) -> None:
+                 peek: Callable[[str], bool] = peek_frontmatter_closed,
+                 write: Callable[[str, bytes], None] = write_atomic) -> None:
         self.root = os.path.abspath(root)
         self.display_root = root
         self.overrides = overrides
@@ -109,6 +138,12 @@ class Watcher:
         self.rounds: dict[str, Tracked] = {}  #: round dir (absolute) -> tracked round
         self.step_dirs: dict[str, set[str]] = {}  #: step dir -> round keys in it
         self.runs: dict[str | None, RunConfig] = {}
+        #: judging context shared by every round: the generation resolver remembers each
+        #: run's majority until a round's evidence changes (generations.md §6)
+        self.ctx = Context(overrides)
+        #: config.md as of a round's commit, by (run, SHA): fetched once, never stale
+        self.history = ConfigHistory()
+        self.anchored: dict[tuple[str | None, str], RunConfig] = {}
         self.config_paths: dict[str, set[str | None]] = {}  #: config.md path -> run keys
         self.side_sigs: dict[str, Any] = {}  #: reconcile snapshot of side files and configs
         self.stats = Stats()
@@ -116,7 +151,14 @@ class Watcher:
         self._suspects: set[str] = set()  #: round-like dirs that asked for a discovery
         self._not_rounds: set[str] = set()  #: ... and turned out not to be rounds
         self._stop = threading.Event()
-        self._events_fh: Any = None
+        self._critical = 0  #: > 0 while a status or events write is under way
+        self._stopping = False  #: shutting down: a signal no longer interrupts anything
+        self.events: LineSink | None = None
+        if self.opt.events_file is not None:
+            self.events = LineSink(f"events file {one_line(self.opt.events_file)}", err,
+                                   path=self.opt.events_file)
+        self.publisher = Publisher(out, err, self.opt.fmt, self.events, write=write,
+                                   critical=self.critical)
 
     # -- life cycle -----------------------------------------------------------------
     def stop(self) -> None:
@@ -124,55 +166,92 @@ class Watcher:
         self._stop.set()
         self.source.put(Event(Kind.STOP))
 
+    def on_signal(self) -> None:
+        """From the signal handler: stop, and unwind at once unless a write is under way
+        (then :meth:`critical` unwinds right after it) or the watcher is shutting down."""
+        first = not self._stop.is_set()
+        self.stop()
+        if first and self._critical == 0 and not self._stopping:
+            raise Stopped
+
+    @contextlib.contextmanager
+    def critical(self) -> Iterator[None]:
+        """A write that a stop signal must not cut in half."""
+        self._critical += 1
+        try:
+            yield
+        finally:
+            self._critical -= 1
+        if self._critical == 0 and self._stop.is_set() and not self._stopping:
+            raise Stopped
+
+    @property
+    def status_writes(self) -> int:
+        return self.publisher.status_writes
+
     def run(self) -> int:
+        try:
+            code = self._run()
+        except Stopped:
+            code = 0
+        finally:
+            self._stopping = True
+            self.source.stop()
+            if self.events is not None:
+                self.events.close()
+        if code == 0:
+            self.err(f"qrspi-guard: watch: stopped ({self.files_judged()} file(s) judged, "
+                     f"{self.status_writes} status write(s))")
+        return code
+
+    def _run(self) -> int:
         if not os.path.isdir(self.root):
             why = "not a directory" if os.path.lexists(self.root) else "path not found"
             self.err(f"qrspi-guard: error: {why}: {one_line(self.display_root)}")
             return 2
-        if self.opt.events_file is not None:
+        if self.events is not None:
             try:
-                self._events_fh = open(self.opt.events_file, "a", encoding="utf-8")
+                self.events.open()
             except OSError as exc:
                 self.err(f"qrspi-guard: error: cannot open {one_line(self.opt.events_file)}: "
-                         f"{exc.strerror}")
+                         f"{exc.strerror or exc}")
                 return 2
         try:
             self.source.start()
         except OSError as exc:
             self.err(f"qrspi-guard: error: cannot watch {one_line(self.display_root)}: "
                      f"{exc.strerror or exc}")
-            self._close_events()
             return 2
         try:
             if self.source.note:
                 self.err(f"qrspi-guard: watch: {self.source.note}")
+            self.err(f"qrspi-guard: watch: scanning {one_line(self.display_root)}")
             self.discover()
             self.tick()
             self.err(f"qrspi-guard: watch: watching {one_line(self.display_root)} "
                      f"({self.source.mode}), {len(self.rounds)} round(s)")
             while not self._stop.is_set():
-                deadline = self.policy.next_deadline()
-                timeout = None if deadline is None else max(0.0, deadline - self.clock())
-                events = self.source.get(timeout)
+                events = self.source.get(self._timeout())
                 if any(e.kind is Kind.STOP for e in events):
                     break
                 self.apply(events)
                 self.tick()
-            self.err(f"qrspi-guard: watch: stopped ({self.files_judged()} file(s) judged, "
-                     f"{self.stats.status_writes} status write(s))")
             return 0
         except RootGone:
             self.err(f"qrspi-guard: watch: {one_line(self.display_root)} was deleted; "
                      "stopping")
             return 2
-        finally:
-            self.source.stop()
-            self._close_events()
 
-    def _close_events(self) -> None:
-        if self._events_fh is not None:
-            self._events_fh.close()
-            self._events_fh = None
+    def _timeout(self) -> float | None:
+        """How long to wait for events: until the policy's next deadline, or the next
+        retry of a status file that could not be written."""
+        deadline = self.policy.next_deadline()
+        if self.publisher.has_unwritten():
+            retry_at = self.clock() + self.opt.retry
+            deadline = retry_at if deadline is None else min(deadline, retry_at)
+        if deadline is None:
+            return None
+        return min(max(0.0, deadline - self.clock()), MAX_WAIT)
 
     def files_judged(self) -> int:
         """Files read and judged so far (each settled version once)."""
@@ -188,10 +267,7 @@ class Watcher:
         for item in discover_dir(self.root):
             if isinstance(item, Diagnostic):
                 continue
-            ref = item
-            if self.overrides.step and ref.step != self.overrides.step:
-                ref = RoundRef(ref.round_dir, ref.step_dir, self.overrides.step, ref.round,
-                               ref.is_task, ref.artifact_dir)
+            ref = with_step(item, self.overrides.step)
             found.setdefault(os.path.normpath(ref.round_dir), ref)
         for key in [k for k in self.rounds if k not in found]:
             self._drop(key)
@@ -222,13 +298,20 @@ class Watcher:
             if cfg is not None:
                 self.config_paths.setdefault(cfg, set()).add(run_key)
                 self.side_sigs[cfg] = _sig_or_none(cfg)
-        spath = os.path.join(ref.step_dir, status_file_name(ref.round))
-        t = Tracked(ref, RoundJudge(ref), run_key, spath)
-        previous = read_status(spath)
+        spath = (os.path.join(ref.step_dir, status_file_name(ref.round))
+                 if ref.has_status_file and ref.round is not None else None)
+        t = Tracked(ref, RoundJudge(ref, self.ctx), run_key, RoundOutput(spath, ref.round_dir))
+        previous = read_previous(spath) if spath is not None else None
         if previous is not None:
-            t.last_core = without_timestamp(previous)
+            t.out.last_core = without_timestamp(previous)
         self.rounds[key] = t
-        self.step_dirs.setdefault(os.path.normpath(ref.step_dir), set()).add(key)
+        step_dir = os.path.normpath(ref.step_dir)
+        if step_dir not in self.step_dirs:
+            for name in sweep_stale_temps(step_dir, self.wall()):
+                self.err(f"qrspi-guard: watch: removed {one_line(name)} in "
+                         f"{one_line(ref.step_dir)}, a temp file left by an interrupted "
+                         "status write")
+        self.step_dirs.setdefault(step_dir, set()).add(key)
         names = t.judge.listing() or []
         newest = _mtime(key)
         for name in names:
@@ -243,6 +326,7 @@ class Watcher:
     def _drop(self, key: str) -> None:
         t = self.rounds.pop(key)
         self.stats.dropped_parses += t.judge.parses
+        self.publisher.forget(t.out)
         self.step_dirs.get(os.path.normpath(t.ref.step_dir), set()).discard(key)
         self.policy.round_gone(key)
 
@@ -252,7 +336,7 @@ class Watcher:
     def _side_files(self, t: Tracked) -> list[str]:
         n = t.ref.round
         return [os.path.join(t.ref.step_dir, f"round-{n:02d}{suffix}")
-                for suffix in ("-verified.md", "-verifier-disabled.md")]
+                for suffix in _SIDE_SUFFIXES]
 
     def _later_round_exists(self, t: Tracked) -> bool:
         return any(self.rounds[k].ref.round > t.ref.round
@@ -265,7 +349,7 @@ class Watcher:
         if not keys:
             return None
         side = round_side_file(name)
-        if side is None or side[1] not in ("-verified.md", "-verifier-disabled.md"):
+        if side is None or side[1] not in _SIDE_SUFFIXES:
             return None
         key = os.path.join(parent, f"round-{side[0]:02d}")
         return key if key in self.rounds else None
@@ -334,7 +418,12 @@ class Watcher:
 
     # -- one turn -------------------------------------------------------------------
     def tick(self) -> None:
-        """Do everything that is due now."""
+        """Do everything that is due now, then retry status files not written yet."""
+        self._tick()
+        if self.publisher.has_unwritten():
+            self.publisher.retry()
+
+    def _tick(self) -> None:
         for _ in range(8):  # settle what evaluation found unseen, without waiting
             if self._need_discover:
                 self.discover()
@@ -376,9 +465,12 @@ class Watcher:
             self.policy.round_complete(key)
         complete = self.policy.is_complete(key)
         exclude = {os.path.basename(p) for p in self.policy.unsettled(key)}
-        result, unseen = t.judge.evaluate(self.runs[t.run_key], self.overrides, complete,
+        before = t.judge.evidence
+        result, unseen = t.judge.evaluate(self._config_of(t), self.overrides, complete,
                                           exclude)
         self.stats.evaluations += 1
+        if t.judge.evidence != before:
+            self._majority_may_change(key, t)
         if unseen:
             for name in unseen:
                 self.policy.file_event(os.path.join(key, name), key, Kind.CREATED)
@@ -387,61 +479,39 @@ class Watcher:
         self._publish(t, result)
         return False
 
+    def _majority_may_change(self, key: str, t: Tracked) -> None:
+        """A round's own generation evidence changed: its run's majority may have too, so
+        the run's rounds without evidence of their own are judged again (§6)."""
+        assert self.ctx.resolver is not None
+        self.ctx.resolver.forget()
+        for other_key, other in self.rounds.items():
+            if other_key != key and other.run_key == t.run_key and other.judge.evidence is None:
+                self.policy.mark_dirty(other_key)
+
+    def _config_of(self, t: Tracked) -> RunConfig:
+        """The round's configuration: config.md as of its commit anchor when git has it,
+        else the run's working-tree config.md (generations.md §7)."""
+        worktree = self.runs[t.run_key]
+        if self.overrides.config_file is not None or t.ref.artifact_dir is None:
+            return worktree
+        data = read_anchor(t.ref, self.ctx.sides)
+        if data is None or isinstance(data, ReadFailure):
+            return worktree
+        sha, _ = commit_anchor(data, per_task=t.ref.is_task)
+        if sha is None:
+            return worktree
+        cached = self.anchored.get((t.run_key, sha))
+        if cached is None:
+            path = config_path(t.ref.artifact_dir, self.overrides)
+            assert path is not None
+            blob = self.history.blobs([(path, sha)]).get((path, sha))
+            cached = worktree if blob is None else config_from(
+                path, t.ref.artifact_dir, blob, self.overrides, sha)
+            self.anchored[(t.run_key, sha)] = cached
+        return cached
+
     def _publish(self, t: Tracked, result: RoundResult) -> None:
-        doc = status_document(result)
-        core = without_timestamp(doc)
-        if core != t.last_core:
-            try:
-                write_atomic(t.status_path, render(doc))
-            except OSError as exc:
-                self.err(f"qrspi-guard: watch: cannot write {one_line(t.status_path)}: "
-                         f"{exc.strerror or exc}")
-                return
-            t.last_core = core
-            t.writes += 1
-            self.stats.status_writes += 1
-        shown = (doc["status"], tuple(sorted(_halt_key(h) for h in doc["halts"])))
-        if shown != t.last_shown:
-            previous = t.last_shown[0] if t.last_shown else None
-            t.last_shown = shown
-            self._report(t, doc, previous)
-
-    def _report(self, t: Tracked, doc: dict[str, Any], previous: str | None) -> None:
-        event = dict(doc)
-        event["previous"] = previous
-        event["round_dir"] = t.ref.round_dir
-        event["status_file"] = t.status_path
-        line_json = json.dumps(event, ensure_ascii=True, separators=(",", ":"))
-        if self.opt.fmt == "json":
-            self.out(line_json)
-        else:
-            self.out(self._text_line(t, doc))
-        self.stats.lines.append(doc["status"])
-        if self._events_fh is not None:
-            try:
-                self._events_fh.write(line_json + "\n")
-                self._events_fh.flush()
-            except OSError as exc:
-                self.err(f"qrspi-guard: watch: cannot append to events file: {exc.strerror}")
-
-    def _text_line(self, t: Tracked, doc: dict[str, Any]) -> str:
-        where = _display(t.ref.round_dir)
-        status = doc["status"]
-        if status == "halt":
-            halts = doc["halts"]
-            first = halts[0]
-            at = first.get("file") or first.get("tag") or ""
-            if first.get("line"):
-                at += f":{first['line']}"
-            more = f" (+{len(halts) - 1} more)" if len(halts) > 1 else ""
-            detail = f": {first['cause']}" + (f" {at}" if at else "") + \
-                f": {first['message']}{more}"
-        elif status == "pending":
-            detail = f": awaiting {', '.join(doc['awaiting'])}" if doc["awaiting"] else ""
-        else:
-            detail = ""
-        stamp = doc["checked_at"][11:19]
-        return one_line(f"{stamp} {status.upper():7} {where}{detail}", limit=400)
+        self.publisher.publish(t.out, result)
 
     # -- reconcile ------------------------------------------------------------------
     def reconcile(self) -> None:
@@ -486,6 +556,8 @@ class Watcher:
         for cfg in list(self.config_paths):
             if _sig_or_none(cfg) != self.side_sigs.get(cfg):
                 self._reread_config(cfg)
+        if self.publisher.has_unwritten():
+            self.publisher.retry()
 
 
 def _sig_or_none(path: str) -> tuple[int, int, int, int] | None:
@@ -502,16 +574,11 @@ def _mtime(path: str) -> float:
         return 0.0
 
 
-def _display(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
-
-
 def install_signal_handlers(watcher: Watcher) -> None:
     """SIGINT and SIGTERM stop the loop cleanly; SIGIO (a lease break) is ignored."""
 
     def handler(signum: int, frame: object) -> None:
-        watcher.stop()
+        watcher.on_signal()
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
