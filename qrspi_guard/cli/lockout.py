@@ -40,7 +40,7 @@ from qrspi_guard.lockout.state import (
     plan_roster,
     plan_unlock,
 )
-from qrspi_guard.textsafe import one_line
+from qrspi_guard.textsafe import one_line, path_at_line_start
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -321,7 +321,7 @@ def _artifact_json(a: ArtifactState, state: State) -> dict[str, Any]:
 
 def _artifact_text(d: dict[str, Any]) -> list[str]:
     status = "open" if d["cycle_open"] else ("approved" if d["approved_by"] else "none")
-    lines = [f"{_s(d['artifact'])}",
+    lines = [path_at_line_start(one_line(d["artifact"], limit=500)),  # never `::` first
              f"  cycle: {d['cycle']} ({status})",
              f"  current author: {_s(d['current_author'] or '-')}"]
     if d["original_author"]:
