@@ -56,7 +56,10 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
               help="Write round-NN-guard.json beside each round checked.")
 @click.option("--fix", is_flag=True, help="Normalise trailing newlines (the only fix).")
 @click.option("--output", "output", type=click.Path(dir_okay=False),
-              help="Write the chosen machine format to FILE; text still goes to stdout.")
+              help="Also write the report to FILE, atomically (see --output-format).")
+@click.option("--output-format", "output_format", type=click.Choice(list(FORMATS)),
+              help="The format written to --output, while stdout keeps --format. Without "
+              "it, FILE gets --format (json for text) and stdout gets text.")
 @click.option("--stdin-filename", metavar="PATH",
               help="With PATH '-': judge standard input as the file at PATH (editors).")
 @click.option("--quiet", "-q", is_flag=True,
@@ -73,7 +76,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
           protocol: str, round_no: int | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool,
           statistics: bool, show_settings: bool, isolated: bool, write_status: bool,
-          fix: bool, output: str | None, stdin_filename: str | None, quiet: bool,
+          fix: bool, output: str | None, output_format: str | None,
+          stdin_filename: str | None, quiet: bool,
           color_choice: str, no_color: bool) -> None:
     """Validate review rounds under PATH (default: .) and exit 0, 1 (halt) or 2.
 
@@ -82,6 +86,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
       qrspi-guard check docs/qrspi/2026-05-17-auth-rework
       qrspi-guard check reviews/design/round-03 --format github
       qrspi-guard check . --format sarif --output guard.sarif
+      qrspi-guard check . --format github --output guard.sarif --output-format sarif
       qrspi-guard check . --ignore fnum_gap,trailing_newline --statistics
       qrspi-guard check --stdin-filename reviews/design/round-03/quality-claude.finding-F01.md -
     """
@@ -140,14 +145,19 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     else:
         text = renderer(fmt)(result, options)
         machine = None
+    if output_format is not None and output is None:
+        raise UsageError("--output-format needs --output FILE")
     if output is not None:
         from qrspi_guard.report.files import write_output
 
-        if machine is None:
-            machine = renderer(fmt if fmt != "text" else "json")(result, options)
+        plain = ReportOptions(strict=strict, quiet=quiet)  # never colour in a file
+        if output_format is not None:
+            machine = renderer(output_format)(result, plain)
+        elif machine is None:
+            machine = renderer(fmt if fmt != "text" else "json")(result, plain)
+        if output_format is None and not statistics and fmt != "text":
+            text = renderer("text")(result, options)
         write_output(output, machine)
-        if not statistics and fmt != "text":
-            text = renderer("text")(result, ReportOptions(strict, quiet, color))
     click.echo(text, nl=False)
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output)
