@@ -95,6 +95,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     from qrspi_guard.settings import CommandLine, apply_selection, resolve
     from qrspi_guard.textsafe import one_line
 
+    import time
+
+    started = time.monotonic()
     _tolerant_stdout()
     settings = resolve(CommandLine(
         format=fmt if given(ctx, "fmt") else None,
@@ -138,7 +141,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     result = apply_selection(result, settings.selection)
     color = (fmt == "text" and not no_color
              and use_color(color_choice, os.environ, _isatty(sys.stdout)))
-    options = ReportOptions(strict=strict, quiet=quiet, color=color)
+    elapsed = time.monotonic() - started
+    options = ReportOptions(strict=strict, quiet=quiet, color=color, elapsed=elapsed)
     if statistics:
         text = _statistics(result, fmt, options)
         machine = text
@@ -150,7 +154,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if output is not None:
         from qrspi_guard.report.files import write_output
 
-        plain = ReportOptions(strict=strict, quiet=quiet)  # never colour in a file
+        plain = ReportOptions(strict=strict, quiet=quiet, elapsed=elapsed)  # no colour
         if output_format is not None:
             machine = renderer(output_format)(result, plain)
         elif machine is None:

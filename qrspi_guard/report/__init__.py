@@ -20,6 +20,8 @@ class ReportOptions:
     #: only what fails (errors, and warnings with *strict*) and the summary, every format
     quiet: bool = False
     color: bool = False
+    #: the check's wall time in seconds (JUnit's `time`), when the caller measured it
+    elapsed: float = 0.0
 
 
 class Renderer(Protocol):

@@ -2,7 +2,10 @@
 
 A silent reviewer is a failing test case named for its tag. Every ``<testsuite>`` and
 the ``<testsuites>`` root carry ``tests``, ``failures``, ``errors``, ``skipped`` and
-``time`` (the guard does not time rounds: ``0.000``), as the Jenkins xunit
+``time`` (the check's wall time, shared out over the rounds by their number of files and
+over each suite's test cases evenly, at least 0.001 s each: the guard does not time
+rounds one by one, and a report whose times are all 0 breaks readers such as
+``junit2html --report-matrix``), as the Jenkins xunit
 ``junit-10.xsd`` asks (which has no ``skipped`` on the root; it is kept there for the
 consumers that read it). A file the guard could not read at all (``unreadable_file``,
 ``unreadable_dir``) is an ``<error>``, every other failing diagnostic a ``<failure>``.
@@ -32,7 +35,12 @@ if TYPE_CHECKING:  # the engine is imported by whoever renders a result
 ERROR_CAUSES = frozenset({"unreadable_file", "unreadable_dir"})
 #: characters outside XML 1.0's `Char` production
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-TIME = "0.000"
+MIN_TIME = 0.001
+
+
+def _time(seconds: float) -> str:
+    """Seconds in Surefire's format (at most three decimals), never below 1 ms."""
+    return f"{max(seconds, MIN_TIME):.3f}"
 
 
 def xml_text(s: str) -> str:
@@ -45,11 +53,13 @@ class Counts:
     tests: int = 0
     failures: int = 0
     errors: int = 0
+    time: float = 0.0
 
     def add(self, other: Counts) -> None:
         self.tests += other.tests
         self.failures += other.failures
         self.errors += other.errors
+        self.time += other.time
 
     def stamp(self, element: ET.Element, skipped: bool = True) -> None:
         element.set("tests", str(self.tests))
@@ -57,7 +67,7 @@ class Counts:
         element.set("errors", str(self.errors))
         if skipped:
             element.set("skipped", "0")
-        element.set("time", TIME)
+        element.set("time", _time(self.time))
 
 
 def _element(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
@@ -65,11 +75,11 @@ def _element(parent: ET.Element, tag: str, **attrs: str) -> ET.Element:
 
 
 def _case(suite: ET.Element, name: str, classname: str, diags: list[Diagnostic],
-          options: ReportOptions) -> Counts:
+          options: ReportOptions, seconds: float) -> Counts:
     case = _element(suite, "testcase", name=one_line(name), classname=one_line(classname),
-                    time=TIME)
+                    time=_time(seconds))
     failing = [d for d in diags if fails(d, options.strict)]
-    counts = Counts(tests=1)
+    counts = Counts(tests=1, time=max(seconds, MIN_TIME))
     if failing:
         kind = "error" if any(d.cause in ERROR_CAUSES for d in failing) else "failure"
         first = next((d for d in failing if d.cause in ERROR_CAUSES), failing[0])
@@ -85,7 +95,8 @@ def _case(suite: ET.Element, name: str, classname: str, diags: list[Diagnostic],
     return counts
 
 
-def _suite(root: ET.Element, r: RoundResult, options: ReportOptions) -> Counts:
+def _suite(root: ET.Element, r: RoundResult, options: ReportOptions,
+           seconds: float) -> Counts:
     name = f"{r.ref.step or '?'}/round-{r.ref.round or 0:02d}"
     suite = _element(root, "testsuite", name=one_line(name))
     by_tag: dict[str, list[Diagnostic]] = defaultdict(list)
@@ -100,14 +111,17 @@ def _suite(root: ET.Element, r: RoundResult, options: ReportOptions) -> Counts:
             rest.append(d)
     counts = Counts()
     classname = r.ref.round_dir
-    for tag in r.expected_tags:
-        counts.add(_case(suite, f"reviewer {tag}", classname, by_tag.pop(tag, []), options))
-    for _tag, diags in sorted(by_tag.items()):
+    for _tag, diags in sorted((t, d) for t, d in by_tag.items() if t not in r.expected_tags):
         rest.extend(diags)
-    for fname in sorted(set(by_file) | set(r.file_names)):
-        counts.add(_case(suite, fname, classname, by_file.get(fname, []), options))
+    names = sorted(set(by_file) | set(r.file_names))
+    share = seconds / max(len(r.expected_tags) + len(names) + (1 if rest else 0), 1)
+    for tag in r.expected_tags:
+        counts.add(_case(suite, f"reviewer {tag}", classname, by_tag.get(tag, []), options,
+                         share))
+    for fname in names:
+        counts.add(_case(suite, fname, classname, by_file.get(fname, []), options, share))
     if rest or not counts.tests:
-        counts.add(_case(suite, "round", classname, rest, options))
+        counts.add(_case(suite, "round", classname, rest, options, share))
     counts.stamp(suite)
     return counts
 
@@ -115,14 +129,18 @@ def _suite(root: ET.Element, r: RoundResult, options: ReportOptions) -> Counts:
 def render(result: CheckResult, options: ReportOptions) -> str:
     root = ET.Element("testsuites", name="qrspi-guard")
     total = Counts()
-    for r in result.rounds:
-        total.add(_suite(root, r, options))
     run_diags = [d for d in result.diagnostics if d.round is None]
+    weights = [max(r.files, 1) for r in result.rounds] + ([1] if run_diags else [])
+    per_weight = options.elapsed / max(sum(weights), 1)
+    for r, weight in zip(result.rounds, weights):
+        total.add(_suite(root, r, options, per_weight * weight))
     if run_diags:
         suite = _element(root, "testsuite", name="run")
-        counts = _case(suite, "configuration and layout", "run", run_diags, options)
+        counts = _case(suite, "configuration and layout", "run", run_diags, options,
+                       per_weight)
         counts.stamp(suite)
         total.add(counts)
+    total.time = max(total.time, options.elapsed)
     total.stamp(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
