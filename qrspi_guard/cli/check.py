@@ -268,8 +268,8 @@ def _exit(code: int) -> NoReturn:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except (OSError, ValueError):
-            pass  # e.g. a closed pipe: let the normal exit report it
+        except (OSError, ValueError, AttributeError):
+            pass  # a closed pipe, or no stdout at all: let main() report it
         else:
             os._exit(code)
     sys.exit(code)
