@@ -162,7 +162,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         if output_format is None and not statistics and fmt != "text":
             text = renderer("text")(result, options)
         write_output(output, machine)
-    click.echo(text, nl=False)
+    click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output)
     if write_status:
