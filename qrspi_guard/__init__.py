@@ -13,11 +13,11 @@ if TYPE_CHECKING:  # pragma: no cover
     # only on first use, through __getattr__ below (start-up time matters).
     from typing import Any
 
-    from qrspi_guard.api import check, check_round, round_status
-    from qrspi_guard.causes import CATALOGUE, Cause
-    from qrspi_guard.diagnostics import Diagnostic
-    from qrspi_guard.engine.results import CheckResult, RoundResult
-    from qrspi_guard.errors import GuardError, PathNotFound
+    from qrspi_guard.api import check, check_round, round_status  # noqa: F401
+    from qrspi_guard.causes import CATALOGUE, Cause  # noqa: F401
+    from qrspi_guard.diagnostics import Diagnostic  # noqa: F401
+    from qrspi_guard.engine.results import CheckResult, RoundResult  # noqa: F401
+    from qrspi_guard.errors import GuardError, PathNotFound  # noqa: F401
 
 __version__ = "0.1.0"
 

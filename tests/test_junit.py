@@ -73,9 +73,9 @@ ILLEGAL = "a\x00b\x01\x08\x0b\x0c\x1b\x7f\ufffe\uffff\ud800\x85\u2028end"
 
 
 def test_xml_illegal_characters_are_escaped_in_every_attribute_and_text_node() -> None:
+    from qrspi_guard.config import RunConfig
     from qrspi_guard.discover import RoundRef
     from qrspi_guard.engine.results import RoundResult
-    from qrspi_guard.config import RunConfig
 
     d = Diagnostic(cause="change_type_out_of_enum", level="error", message=ILLEGAL,
                    path=f"r/{ILLEGAL}.md", file=f"{ILLEGAL}.md", tag=None, step="goals",

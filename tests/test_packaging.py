@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10

@@ -90,12 +90,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
       qrspi-guard check . --ignore fnum_gap,trailing_newline --statistics
       qrspi-guard check --stdin-filename reviews/design/round-03/quality-claude.finding-F01.md -
     """
+    import time
+
     from qrspi_guard.errors import OutputError, UsageError
     from qrspi_guard.report import renderer
     from qrspi_guard.settings import CommandLine, apply_selection, resolve
     from qrspi_guard.textsafe import one_line
-
-    import time
 
     started = time.monotonic()
     _tolerant_stdout()

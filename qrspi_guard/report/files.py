@@ -28,6 +28,7 @@ import signal
 import stat
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 from qrspi_guard.errors import OutputError
@@ -101,7 +102,7 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
             os.fchmod(fh.fileno(), mode)
             view = memoryview(data)
             while view:
-                n = _retrying("write", path, lambda: os.write(fh.fileno(), view))
+                n = _retrying("write", path, partial(os.write, fh.fileno(), view))
                 view = view[n:]
             _retrying("sync", path, lambda: os.fsync(fh.fileno()))
         _retrying("rename", path, lambda: os.replace(tmp, path))
@@ -165,7 +166,7 @@ def append_summary(path: str, text: str) -> None:
         try:
             view = memoryview(data)
             while view:
-                n = _retrying("append", path, lambda: os.write(fd, view))
+                n = _retrying("append", path, partial(os.write, fd, view))
                 view = view[n:]
         except OSError as exc:
             try:

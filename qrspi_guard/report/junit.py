@@ -132,7 +132,7 @@ def render(result: CheckResult, options: ReportOptions) -> str:
     run_diags = [d for d in result.diagnostics if d.round is None]
     weights = [max(r.files, 1) for r in result.rounds] + ([1] if run_diags else [])
     per_weight = options.elapsed / max(sum(weights), 1)
-    for r, weight in zip(result.rounds, weights):
+    for r, weight in zip(result.rounds, weights, strict=False):
         total.add(_suite(root, r, options, per_weight * weight))
     if run_diags:
         suite = _element(root, "testsuite", name="run")

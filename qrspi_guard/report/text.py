@@ -21,7 +21,7 @@ def line(d: Diagnostic, color: bool = False) -> str:
     where = path_at_line_start(d.path or ".")
     if d.line:
         where += f":{d.line}"
-    level = d.level
+    level: str = d.level
     if color:
         level = f"{_COLORS[d.level]}{level}{_RESET}"
     return f"{where}: {level} {d.cause}: {one_line(d.message)}"

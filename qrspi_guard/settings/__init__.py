@@ -109,7 +109,8 @@ class Settings:
         for key in ("format", "strict", "protocol", "select", "extend-select", "ignore",
                     "per-file-ignores", "extra-expected-tags", "thresholds"):
             value = json.dumps(data[key], ensure_ascii=True)
-            lines.append(f"{key} = {one_line(value)}  # {one_line(self.sources.get(key, DEFAULT_SOURCE))}")
+            source = self.sources.get(key, DEFAULT_SOURCE)
+            lines.append(f"{key} = {one_line(value)}  # {one_line(source)}")
         off = self.selection.disabled
         total = len(self.selection.enabled) + len(off)
         lines.append(f"causes on: {total - len(off)} of {total}"

@@ -27,7 +27,7 @@ from qrspi_guard.textsafe import one_line
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.config import RunConfig
     from qrspi_guard.diagnostics import Diagnostic
-    from qrspi_guard.engine import CheckResult, RoundResult
+    from qrspi_guard.engine.results import CheckResult, RoundResult
 
 ALL = "ALL"
 
