@@ -182,3 +182,15 @@ def test_explain_says_a_cause_is_on_by_default_and_how_to_turn_it_off() -> None:
 
 def test_the_repository_itself_has_no_settings_that_change_the_suite() -> None:
     assert resolve(start=str(FIXTURES)).config is None
+
+
+def test_a_pyproject_that_only_names_the_package_is_not_parsed_at_all(tmp_path: Path) -> None:
+    from qrspi_guard.settings.files import _may_hold_table
+
+    assert not _may_hold_table('[project]\nname = "qrspi-guard"\n[project.scripts]\n'
+                               'qrspi-guard = "qrspi_guard.cli:main"\n')
+    for text in ('[tool.qrspi-guard]\n', '[tool."qrspi-guard".per-file-ignores]\n',
+                 '[tool]\nqrspi-guard = { strict = true }\n', 'tool.qrspi-guard.strict = true\n'):
+        assert _may_hold_table(text), text
+    (tmp_path / "pyproject.toml").write_text('[tool]\nqrspi-guard = { strict = true }\n')
+    assert resolve(start=str(tmp_path)).strict is True

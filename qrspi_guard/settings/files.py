@@ -129,6 +129,17 @@ def _read(path: str) -> str | None:
         raise ConfigFileError(f"{one_line(path)}:{line}: not valid UTF-8") from None
 
 
+#: `[tool.qrspi-guard]`, `[tool."qrspi-guard".x]`, `tool.qrspi-guard.x = ...`; or, under a
+#: `[tool]` table, `qrspi-guard = {...}` / `qrspi-guard.x = ...`
+_TOOL_DOTTED = re.compile(r"""tool\s*\.\s*["']?qrspi-guard""")
+_TOOL_TABLE = re.compile(r"""^\s*\[\s*tool\s*\]""", re.M)
+_BARE_KEY = re.compile(r"""^\s*["']?qrspi-guard["']?\s*[.=]""", re.M)
+
+
+def _may_hold_table(text: str) -> bool:
+    """Whether a pyproject.toml can hold the table (a cheap look before parsing it)."""
+    return bool(_TOOL_DOTTED.search(text)
+                or (_TOOL_TABLE.search(text) and _BARE_KEY.search(text)))
 _KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=""")
 _HEADER = re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 
@@ -198,8 +209,8 @@ def load(path: str) -> ConfigFile | None:
             raise ConfigFileError(f"{one_line(path)}: no such file")
         raise ConfigFileError(f"{one_line(path)}:1: not a readable regular file")
     pyproject = os.path.basename(path) == PYPROJECT
-    if pyproject and "qrspi-guard" not in text:
-        return None  # cheap: most pyproject.toml files never mention the guard
+    if pyproject and not _may_hold_table(text):
+        return None  # cheap: most pyproject.toml files have no such table (no TOML parse)
     doc = _parse(path, text)
     if pyproject:
         tool = doc.get("tool")
