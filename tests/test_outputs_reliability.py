@@ -377,3 +377,38 @@ def test_lockout_status_never_starts_a_line_with_a_workflow_command(tmp_path: Pa
     assert run_cli(*base, "author", "::error::pwned", "alice").returncode == 0
     out = run_cli(*base, "status").stdout.decode()
     assert command_lines(out) == [] and "./::error::pwned" in out
+
+
+def test_a_kill_before_the_step_summary_append_leaves_it_as_it_was(run: Run,
+                                                                   tmp_path: Path) -> None:
+    many_errors(run, 2)
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier\n")
+    proc = run_cli("check", "--format", "github", str(run.root),
+                   env={"GITHUB_STEP_SUMMARY": str(summary), **faulty("kill@append")})
+    assert proc.returncode == -9
+    assert summary.read_text() == "earlier\n"
+    run_cli("check", "--format", "github", str(run.root),
+            env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert summary.read_text().startswith("earlier\n## qrspi-guard")
+
+
+ONE_SHOT = [
+    ["schema"], ["matrix"], ["matrix", "--format", "json"], ["explain", "--list"],
+    ["explain", "fnum_gap"], ["verdict", "absent.json"], ["check", "--show-settings"],
+    ["check", "--statistics", str(EXAMPLE)],
+]
+
+
+@pytest.mark.parametrize("args", ONE_SHOT, ids=[" ".join(a[:2]) for a in ONE_SHOT])
+@pytest.mark.parametrize("redirect", [">&-", ">/dev/full", "| true"])
+def test_every_one_shot_command_that_cannot_write_its_result_exits_2_with_one_line(
+        tmp_path: Path, args: list[str], redirect: str) -> None:
+    quoted = " ".join(f"'{a}'" for a in args)
+    script = f'"$0" {quoted} {redirect}; exit "${{PIPESTATUS[0]}}"'
+    proc = subprocess.run(["bash", "-c", script, str(SCRIPT)], cwd=tmp_path,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2, (args, redirect, proc.stderr)
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("qrspi-guard: error: cannot write to standard output"), err
