@@ -8,7 +8,7 @@ rewritten (a read-only round, a full disk) is left exactly as it was and reporte
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from qrspi_guard.config import Overrides
@@ -36,10 +36,12 @@ def fixed_text(data: bytes) -> bytes:
     return stripped + newline if stripped else data
 
 
-def fix_trailing_newlines(paths: Iterable[str],
-                          overrides: Overrides) -> Iterator[Fixed | FixFailure]:
+def fix_trailing_newlines(paths: Iterable[str], overrides: Overrides,
+                          wanted: Callable[[str], bool] | None = None
+                          ) -> Iterator[Fixed | FixFailure]:
     """Rewrite findings and clean sentinels that do not end in exactly one newline,
-    yielding each file fixed or that could not be fixed (and was left intact)."""
+    yielding each file fixed or that could not be fixed (and was left intact). With
+    *wanted*, only the paths it accepts (where `trailing_newline` is selected)."""
     for ref in plan(list(paths), overrides).rounds.values():
         listing = list_round(ref.round_dir)
         if isinstance(listing, ReadFailure):
@@ -50,6 +52,8 @@ def fix_trailing_newlines(paths: Iterable[str],
             if classify(entry.name).kind not in (Kind.FINDING, Kind.CLEAN):
                 continue
             path = os.path.join(ref.round_dir, entry.name)
+            if wanted is not None and not wanted(path):
+                continue
             data = read_bytes(path)
             if isinstance(data, ReadFailure) or len(data) > 1024 * 1024:
                 continue

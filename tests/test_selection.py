@@ -167,3 +167,14 @@ def test_exit_zero_passes_a_run_with_halts_but_2_still_means_could_not_run() -> 
     proc = run_cli("check", "--exit-zero", "example", cwd=FIXTURES)
     assert proc.returncode == 0 and b"change_type_out_of_enum" in proc.stdout
     assert run_cli("check", "--exit-zero", "no/such/path").returncode == 2
+
+
+def test_fix_leaves_files_alone_where_trailing_newline_is_not_selected(run: Run) -> None:
+    p = run.finding("goals", 1, "quality-claude")
+    p.write_bytes(p.read_bytes() + b"\n\n")
+    before = p.read_bytes()
+    run.clean("goals", 1, "scope-claude")
+    proc = run_cli("check", "--fix", "--ignore", "trailing_newline", str(run.root))
+    assert proc.returncode == 0 and p.read_bytes() == before
+    assert run_cli("check", "--fix", str(run.root)).returncode == 0
+    assert p.read_bytes() != before

@@ -123,7 +123,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if fix:
         from qrspi_guard.fix import FixFailure, fix_trailing_newlines
 
-        for outcome in fix_trailing_newlines(paths or ("."), overrides):
+        selected = settings.selection
+
+        def wanted(path: str) -> bool:  # fix only where the cause is reported
+            return selected.allows_at("trailing_newline", path)
+
+        for outcome in fix_trailing_newlines(paths or ("."), overrides, wanted):
             if isinstance(outcome, FixFailure):
                 fix_failures.append(outcome)
                 click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "

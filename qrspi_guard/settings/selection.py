@@ -174,12 +174,16 @@ class Selection:
         return rel.replace(os.sep, "/")
 
     def allows(self, d: Diagnostic) -> bool:
-        if d.cause not in self.enabled:
+        return self.allows_at(d.cause, d.path)
+
+    def allows_at(self, cause: str, path: str) -> bool:
+        """Whether *cause* is reported at *path* (``--fix`` asks before fixing)."""
+        if cause not in self.enabled:
             return False
         if self.per_file:
-            rel = self._rel(d.path)
+            rel = self._rel(path)
             for pfi in self.per_file:
-                if d.cause in pfi.causes and pfi.matches(rel):
+                if cause in pfi.causes and pfi.matches(rel):
                     return False
         return True
 
