@@ -58,8 +58,6 @@ class CommandLine:
     protocol: str | None = None
     #: ``--isolated``: no configuration file is read
     isolated: bool = False
-    #: ``--settings FILE``: this configuration file instead of the one found
-    settings_file: str | None = None
 
 
 @dataclass
@@ -207,13 +205,7 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
     cli = cli or CommandLine()
     env = os.environ if env is None else env
     cfg: ConfigFile | None = None
-    if cli.settings_file is not None:
-        cfg = load(cli.settings_file)
-        if cfg is None:
-            from qrspi_guard.errors import ConfigFileError
-
-            raise ConfigFileError(f"{cli.settings_file}: has no [tool.qrspi-guard] table")
-    elif not cli.isolated:
+    if not cli.isolated:
         cfg = find(start)
     s = Settings(config=cfg)
     src = s.sources
