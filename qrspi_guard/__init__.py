@@ -9,7 +9,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs every start
 if TYPE_CHECKING:  # pragma: no cover
+    # Type checkers see the real names and types here; at run time they are imported
+    # only on first use, through __getattr__ below (start-up time matters).
     from typing import Any
+
+    from qrspi_guard.api import check, check_round, round_status  # noqa: F401
+    from qrspi_guard.causes import CATALOGUE, Cause  # noqa: F401
+    from qrspi_guard.diagnostics import Diagnostic  # noqa: F401
+    from qrspi_guard.engine.results import CheckResult, RoundResult  # noqa: F401
+    from qrspi_guard.errors import GuardError, PathNotFound  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from qrspi_guard.config import Overrides
-from qrspi_guard.engine import CheckResult, PathNotFound, RoundResult, check_paths, check_round_dir
+from qrspi_guard.engine.check import check_paths, check_round_dir
+from qrspi_guard.engine.results import CheckResult, RoundResult
+from qrspi_guard.errors import PathNotFound
 
 
 def _overrides(step: str | None, second_reviewer: bool | None, verifier: bool | None,

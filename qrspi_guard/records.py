@@ -169,5 +169,16 @@ def replace(obj: T, **changes: object) -> T:
 
 
 def asdict(obj: object) -> dict[str, Any]:
-    """A record's fields as a dict (shallow: nested records stay records)."""
-    return {n: getattr(obj, n) for n in fields(obj)}
+    """A record's fields as a dict; lists and dicts are copied (one level), so the dict
+    can be changed without changing the record; nested records are converted too."""
+    return {n: _copy(getattr(obj, n)) for n in fields(obj)}
+
+
+def _copy(value: object) -> Any:
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if hasattr(type(value), "__record_fields__"):
+        return asdict(value)
+    return value

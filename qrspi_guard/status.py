@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from datetime import datetime, timezone
 from typing import Any
 
@@ -50,22 +49,11 @@ def render(doc: dict[str, Any]) -> bytes:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Temp file in the same directory, flush, fsync, rename: readers never see half."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".guard-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o644)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Temp file in the same directory, flush, fsync, rename: readers never see half
+    (:func:`qrspi_guard.report.files.write_atomic`; the file is 0644)."""
+    from qrspi_guard.report.files import write_atomic as atomic
+
+    atomic(path, data, mode=0o644)
 
 
 def write_status(result: RoundResult, now: datetime | None = None) -> str | None:

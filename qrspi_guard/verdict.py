@@ -17,9 +17,9 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
 from typing import Any
 
+from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
 
 #: The categories the analyzer is expected to cover, in the order they are reported.
@@ -63,7 +63,7 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _KEYS = ("REVIEWER VERDICT", "COMPLETENESS_SCORE", "MISSING_CATEGORIES", "REVIEWER_NOTES")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VerdictResult:
     """The outcome of reviewing one findings file.
 
@@ -428,7 +428,7 @@ def render_json(result: VerdictResult) -> str:
 # --------------------------------------------------------------------------- parsing
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ParsedBlock:
     """What an orchestrator reads back from the text output."""
 

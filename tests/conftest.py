@@ -21,7 +21,8 @@ SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 def run_cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
             input: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run the installed console script in a subprocess."""
-    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_STEP_SUMMARY")}
+    unset = ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS")
+    full_env = {k: v for k, v in os.environ.items() if k not in unset}
     full_env.update(env or {})
     return subprocess.run([str(SCRIPT), *args], cwd=cwd, env=full_env, input=input,
                           capture_output=True, timeout=timeout)  # type: ignore[return-value]

@@ -288,7 +288,9 @@ def test_github_format_escapes_injection_and_writes_the_step_summary(run: Run,
     for c in commands:
         kind, _, rest = c[2:].partition(" ")
         assert kind in ("error", "warning", "notice")
-    assert "GitHub shows only 10 error annotations per step; 4 more" in out
+    assert commands[0].startswith("::notice title=qrspi-guard::GitHub shows only 10 "
+                                  "annotations of each type per step")
+    assert "not shown as annotations: 4 errors, 0 warnings, 0 notices" in commands[0]
     table = summary.read_text()
     assert table.count("| error |") == 14 and "`severity_out_of_enum`" in table
     assert "\x1b" not in table

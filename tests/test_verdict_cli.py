@@ -173,7 +173,7 @@ def test_undecodable_path_bytes(tmp_path: Path) -> None:
     proc = subprocess.run([str(SCRIPT), "verdict", b"\xff.json"], cwd=tmp_path,
                           capture_output=True, timeout=60)
     assert proc.returncode == 4
-    assert proc.stdout == (b"BLOCKED: Analyzer findings not found at \\udcff.json. "
+    assert proc.stdout == (b"BLOCKED: Analyzer findings not found at \\xff.json. "
                            b"The analyzer step may have failed.\n")
     assert proc.stderr == b""
 

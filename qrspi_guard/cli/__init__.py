@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     except (click.Abort, KeyboardInterrupt):
         sys.exit(130)
     except SystemExit:
+        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            # click caught a broken pipe itself and would exit quietly: say it, exit 2
+            _fatal("error: cannot write to standard output: Broken pipe", 2)
         if _flush_stdout(quiet=True):
             raise
         _fatal("error: cannot write to standard output", 2)
@@ -92,6 +95,8 @@ def main(argv: list[str] | None = None) -> None:
             _fatal(f"error: cannot write to standard output: {exc.strerror or exc}", 2)
         _internal(exc)
     except Exception as exc:  # last-resort guard, never a traceback
+        if sys.stdout is None:  # started with stdout closed (`>&-`): not a bug
+            _fatal("error: cannot write to standard output: the stream is closed", 2)
         _internal(exc)
     sys.exit(rv if isinstance(rv, int) else 0)
 

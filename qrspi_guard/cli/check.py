@@ -1,35 +1,84 @@
-"""`qrspi-guard check`: one-shot validation and CI gate (cli.md)."""
+"""`qrspi-guard check`: one-shot validation and CI gate (cli.md).
+
+A thin shell: options are resolved into :class:`qrspi_guard.settings.Settings` (the
+command line over the project configuration file over the environment), the engine
+judges, :func:`qrspi_guard.settings.apply_selection` leaves out what is turned off, a
+reporter renders, and :mod:`qrspi_guard.report.files` writes. Failures are raised as
+:class:`~qrspi_guard.errors.GuardError` and become one line and exit 2 in
+:func:`qrspi_guard.cli.main`.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import NoReturn
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, override_options
+from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
 from qrspi_guard.report import FORMATS, ReportOptions
+
+#: the most read from standard input for --stdin-filename (a finding is at most 1 MiB)
+STDIN_LIMIT = 16 * 1024 * 1024
+
+
+def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
+    """``--color always|never`` win; with ``auto``, a non-empty ``NO_COLOR`` turns colour
+    off, else a non-empty ``FORCE_COLOR`` turns it on, else colour on a terminal only
+    (CPython's own rule: NO_COLOR wins over FORCE_COLOR)."""
+    if choice != "auto":
+        return choice == "always"
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return isatty
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
-              show_default=True, help="Output format.")
-@click.option("--strict", is_flag=True, help="Warnings fail too.")
+              help="Output format [default: text; github when GITHUB_ACTIONS=true; the "
+              "config file's format wins over both].")
+@click.option("--strict/--no-strict", default=False, help="Warnings fail too.")
 @override_options
+@selection_options
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when errors are reported (2 still means could not run).")
+@click.option("--statistics", is_flag=True,
+              help="Print the number of diagnostics per cause instead of each one.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the resolved settings and where each came from, and exit.")
+@click.option("--isolated", is_flag=True, help="Read no project configuration file.")
 @click.option("--write-status", is_flag=True,
               help="Write round-NN-guard.json beside each round checked.")
 @click.option("--fix", is_flag=True, help="Normalise trailing newlines (the only fix).")
 @click.option("--output", "output", type=click.Path(dir_okay=False),
-              help="Write the chosen machine format to FILE; text still goes to stdout.")
-@click.option("--quiet", "-q", is_flag=True, help="Only errors (and the summary).")
-@click.option("--no-color", is_flag=True, help="Never colour the text output.")
-def check(paths: tuple[str, ...], fmt: str, strict: bool, step: str | None,
-          second_reviewer: bool | None, verifier: bool | None, require_sidecars: bool,
-          expect: str | None, config_file: str | None, protocol: str, round_no: int | None,
-          write_status: bool, fix: bool, output: str | None, quiet: bool,
-          no_color: bool) -> None:
+              help="Also write the report to FILE, atomically (see --output-format).")
+@click.option("--output-format", "output_format", type=click.Choice(list(FORMATS)),
+              help="The format written to --output, while stdout keeps --format. Without "
+              "it, FILE gets --format (json for text) and stdout gets text.")
+@click.option("--stdin-filename", metavar="PATH",
+              help="With PATH '-': judge standard input as the file at PATH (editors).")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Only what fails (and the summary), in every format.")
+@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]),
+              default="auto", show_default=True,
+              help="Colour the text output (auto: on a terminal, unless NO_COLOR; "
+              "FORCE_COLOR forces it).")
+@click.option("--no-color", is_flag=True, help="Same as --color never.")
+@click.pass_context
+def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
+          step: str | None, second_reviewer: bool | None, verifier: bool | None,
+          require_sidecars: bool, expect: str | None, config_file: str | None,
+          protocol: str, round_no: int | None, select: tuple[str, ...],
+          extend_select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool,
+          statistics: bool, show_settings: bool, isolated: bool, write_status: bool,
+          fix: bool, output: str | None, output_format: str | None,
+          stdin_filename: str | None, quiet: bool,
+          color_choice: str, no_color: bool) -> None:
     """Validate review rounds under PATH (default: .) and exit 0, 1 (halt) or 2.
 
     \b
@@ -37,53 +86,180 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, step: str | None,
       qrspi-guard check docs/qrspi/2026-05-17-auth-rework
       qrspi-guard check reviews/design/round-03 --format github
       qrspi-guard check . --format sarif --output guard.sarif
+      qrspi-guard check . --format github --output guard.sarif --output-format sarif
+      qrspi-guard check . --ignore fnum_gap,trailing_newline --statistics
+      qrspi-guard check --stdin-filename reviews/design/round-03/quality-claude.finding-F01.md -
     """
-    from qrspi_guard.engine import check_paths
+    import time
+
+    from qrspi_guard.errors import OutputError, UsageError
     from qrspi_guard.report import renderer
+    from qrspi_guard.settings import CommandLine, apply_selection, resolve
     from qrspi_guard.textsafe import one_line
 
-    overrides = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
-                                config_file, protocol, round_no)
+    started = time.monotonic()
+    _tolerant_stdout()
+    settings = resolve(CommandLine(
+        format=fmt if given(ctx, "fmt") else None,
+        strict=strict if given(ctx, "strict") else None,
+        select=select or None, extend_select=extend_select, ignore=ignore,
+        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated))
+    if show_settings:
+        click.echo(settings.show(as_json=settings.format == "json"), nl=False)
+        return
+    fmt, strict = settings.format, settings.strict
+    if statistics and fmt not in ("text", "json"):
+        raise UsageError(f"--statistics prints text or json, not {fmt}")
+    overrides = settings.overrides(build_overrides(
+        step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
+        round_no))
+    from_stdin = "-" in paths
+    if from_stdin or stdin_filename is not None:
+        if paths not in (("-",), ()) or stdin_filename is None:
+            raise UsageError("judge standard input with: check --stdin-filename PATH -")
+        if fix or write_status:
+            raise UsageError("--fix and --write-status do not apply to standard input")
+    fix_failures = []
     if fix:
-        from qrspi_guard.fix import fix_trailing_newlines
+        from qrspi_guard.fix import FixFailure, fix_trailing_newlines
 
-        for fixed in fix_trailing_newlines(paths or ("."), overrides):
-            click.echo(f"fixed trailing newline: {one_line(fixed)}", err=True)
-    result = check_paths(paths, overrides)
-    color = (not no_color and "NO_COLOR" not in os.environ and fmt == "text"
-             and output is None and sys.stdout.isatty())
-    options = ReportOptions(strict=strict, quiet=quiet, color=color)
-    if output is not None:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(renderer(fmt if fmt != "text" else "json")(result, options))
-        except OSError as exc:
-            click.echo(f"qrspi-guard: error: cannot write {one_line(output)}: {exc.strerror}",
-                       err=True)
-            sys.exit(2)
-        click.echo(renderer("text")(result, options), nl=False)
+        selected = settings.selection
+
+        def wanted(path: str) -> bool:  # fix only where the cause is reported
+            return selected.allows_at("trailing_newline", path)
+
+        for outcome in fix_trailing_newlines(paths or ("."), overrides, wanted):
+            if isinstance(outcome, FixFailure):
+                fix_failures.append(outcome)
+                click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "
+                           f"{outcome.reason}; it is left as it was", err=True)
+            elif not quiet:
+                click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
+    if stdin_filename is not None:
+        from qrspi_guard.single import check_buffer
+
+        result = check_buffer(stdin_filename, _read_stdin(), overrides)
     else:
-        click.echo(renderer(fmt)(result, options), nl=False)
+        from qrspi_guard.engine import check_paths
+
+        result = check_paths(paths, overrides)
+    result = apply_selection(result, settings.selection)
+    color = (fmt == "text" and not no_color
+             and use_color(color_choice, os.environ, _isatty(sys.stdout)))
+    elapsed = time.monotonic() - started
+    options = ReportOptions(strict=strict, quiet=quiet, color=color, elapsed=elapsed)
+    if statistics:
+        text = _statistics(result, fmt, options)
+        machine = text
+    else:
+        text = renderer(fmt)(result, options)
+        machine = None
+    if output_format is not None and output is None:
+        raise UsageError("--output-format needs --output FILE")
+    if output is not None:
+        from qrspi_guard.report.files import write_output
+
+        plain = ReportOptions(strict=strict, quiet=quiet, elapsed=elapsed)  # no colour
+        if output_format is not None:
+            machine = renderer(output_format)(result, plain)
+        elif machine is None:
+            machine = renderer(fmt if fmt != "text" else "json")(result, plain)
+        if output_format is None and not statistics and fmt != "text":
+            text = renderer("text")(result, options)
+        write_output(output, machine)
+    click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        from qrspi_guard.report.github import step_summary
-
-        try:
-            with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
-                fh.write(step_summary(result))
-        except OSError as exc:
-            click.echo(f"qrspi-guard: warning: cannot write the step summary: {exc.strerror}",
-                       err=True)
+        _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output)
     if write_status:
-        from qrspi_guard.status import write_status as write_one
+        _write_statuses(result)
+    if fix_failures:
+        raise OutputError(f"{len(fix_failures)} file(s) could not be fixed (see above); "
+                          "each is left as it was")
+    _exit(0 if exit_zero else (1 if result.failed(strict) else 0))
 
-        for r in result.rounds:
-            try:
-                write_one(r)
-            except OSError as exc:
-                click.echo(f"qrspi-guard: error: cannot write status for "
-                           f"{one_line(r.ref.round_dir)}: {exc.strerror}", err=True)
-                sys.exit(2)
-    _exit(1 if result.failed(strict) else 0)
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _tolerant_stdout() -> None:
+    """Text that a terminal's encoding cannot show is backslash-escaped, never a crash
+    (the guard's own output is escaped already; this covers a non-UTF-8 locale)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):
+            pass
+
+
+def _read_stdin() -> bytes:
+    from qrspi_guard.errors import InputError
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise InputError("standard input is closed")
+    try:
+        data = stream.read(STDIN_LIMIT + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read standard input: {exc.strerror or exc}") from None
+    if len(data) > STDIN_LIMIT:
+        raise InputError(f"standard input is larger than {STDIN_LIMIT} bytes")
+    return data  # type: ignore[no-any-return]
+
+
+def _statistics(result: object, fmt: str, options: ReportOptions) -> str:
+    import json
+
+    from qrspi_guard.report.text import summary
+    from qrspi_guard.settings import statistics
+
+    rows = statistics(result.diagnostics)  # type: ignore[attr-defined]
+    if fmt == "json":
+        return json.dumps([{"cause": c, "level": lv, "count": n} for c, lv, n in rows],
+                          indent=2) + "\n"
+    width = max((len(str(n)) for _, _, n in rows), default=1)
+    cause_width = max((len(c) for c, _, _ in rows), default=0)
+    lines = [f"{n:>{width}}  {c:<{cause_width}}  {lv}" for c, lv, n in rows]
+    lines.append(summary(result))  # type: ignore[arg-type]
+    return "\n".join(lines) + "\n"
+
+
+def _step_summary(path: str, result: object, output: str | None) -> None:
+    """Append the Markdown table to ``$GITHUB_STEP_SUMMARY``, within what is left of
+    GitHub's 1 MiB. A failure is a warning: the gate's verdict does not depend on it."""
+    from qrspi_guard.errors import OutputError
+    from qrspi_guard.report.files import append_summary, size_of
+    from qrspi_guard.report.github import SUMMARY_LIMIT, step_summary
+
+    room = max(SUMMARY_LIMIT - size_of(path), 2048)
+    try:
+        append_summary(path, step_summary(result, room, output))  # type: ignore[arg-type]
+    except OutputError as exc:
+        click.echo(f"qrspi-guard: warning: step summary: {exc}", err=True)
+
+
+def _write_statuses(result: object) -> None:
+    """Every round's status file; a round whose file cannot be written keeps its old
+    one (and no temp file), the others are still written, and the run is exit 2."""
+    from qrspi_guard.errors import OutputError
+    from qrspi_guard.status import write_status as write_one
+    from qrspi_guard.textsafe import one_line
+
+    failed = 0
+    for r in result.rounds:  # type: ignore[attr-defined]
+        try:
+            write_one(r)
+        except OSError as exc:
+            failed += 1
+            click.echo(f"qrspi-guard: error: cannot write the status file of "
+                       f"{one_line(r.ref.round_dir)}: {exc.strerror or exc}; the previous "
+                       "one is unchanged", err=True)
+    if failed:
+        raise OutputError(f"{failed} status file(s) could not be written (see above)")
 
 
 def _exit(code: int) -> NoReturn:
@@ -97,8 +273,8 @@ def _exit(code: int) -> NoReturn:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except (OSError, ValueError):
-            pass  # e.g. a closed pipe: let the normal exit report it
+        except (OSError, ValueError, AttributeError):
+            pass  # a closed pipe, or no stdout at all: let main() report it
         else:
             os._exit(code)
     sys.exit(code)

@@ -41,9 +41,20 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         click.echo(f"qrspi-guard: error: unknown cause {one_line(cause)!r} "
                    "(see `qrspi-guard explain --list`)", err=True)
         sys.exit(2)
+    off = turn_off(entry.name)
     if fmt == "json":
-        click.echo(json.dumps(asdict(entry), indent=2))
+        click.echo(json.dumps({**asdict(entry), "default": "on", "turn_off": off}, indent=2))
     elif fmt == "markdown":
-        click.echo(f"### `{entry.name}` ({entry.level})\n\n{entry.meaning}\n\n{entry.fix}")
+        click.echo(f"### `{entry.name}` ({entry.level})\n\n{entry.meaning}\n\n{entry.fix}"
+                   f"\n\n{off}")
     else:
-        click.echo(f"{entry.name} ({entry.level})\n\n{entry.meaning}\n\nFix: {entry.fix}")
+        click.echo(f"{entry.name} ({entry.level})\n\n{entry.meaning}\n\nFix: {entry.fix}"
+                   f"\n\n{off}")
+
+
+def turn_off(name: str) -> str:
+    """How to turn cause *name* off (every cause is on by default)."""
+    return (f"On by default. Turn it off with `qrspi-guard check --ignore {name}`, or with "
+            f"`ignore = [\"{name}\"]` under `[tool.qrspi-guard]` in pyproject.toml (or at "
+            "the top of .qrspi-guard.toml); `per-file-ignores` turns it off for some paths "
+            "only.")

@@ -32,6 +32,6 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="qrspi-guard")
+@click.version_option(__version__, "-V", "--version", prog_name="qrspi-guard")
 def cli() -> None:
     """Keep QRSPI review rounds honest: validate, watch, split, hook, verdict, lockout."""

@@ -40,7 +40,7 @@ from qrspi_guard.lockout.state import (
     plan_roster,
     plan_unlock,
 )
-from qrspi_guard.textsafe import one_line
+from qrspi_guard.textsafe import one_line, path_at_line_start
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -319,18 +319,9 @@ def _artifact_json(a: ArtifactState, state: State) -> dict[str, Any]:
     return data
 
 
-def _line_start(text: str) -> str:
-    """Untrusted text that begins a line: a leading ``::`` would be read by the GitHub
-    Actions runner as a workflow command (issue 12 #11), so its first colon is escaped."""
-    lead = len(text) - len(text.lstrip())
-    if text.startswith("::", lead):  # the runner may trim leading blanks first
-        return text[:lead] + "\\x3a" + text[lead + 1:]
-    return text
-
-
 def _artifact_text(d: dict[str, Any]) -> list[str]:
     status = "open" if d["cycle_open"] else ("approved" if d["approved_by"] else "none")
-    lines = [_line_start(_s(d["artifact"])),
+    lines = [path_at_line_start(one_line(d["artifact"], limit=500)),  # never `::` first
              f"  cycle: {d['cycle']} ({status})",
              f"  current author: {_s(d['current_author'] or '-')}"]
     if d["original_author"]:

@@ -62,3 +62,28 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
     return Overrides(step=step, second_reviewer=second_reviewer, verifier=verifier,
                      require_sidecars=require_sidecars, expect=tags, config_file=config_file,
                      protocol=protocol, round_no=round_no)
+
+
+def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--select``, ``--extend-select`` and ``--ignore`` (ruff's spelling): comma-separated
+    cause names, or ALL; each may be given more than once. Resolve them with
+    :func:`qrspi_guard.settings.resolve` (an unknown name is exit 2 naming it)."""
+    options = [
+        click.option("--select", "select", metavar="CAUSES", multiple=True,
+                     help="Report only these causes (comma-separated, or ALL); replaces "
+                     "the config file's select."),
+        click.option("--extend-select", "extend_select", metavar="CAUSES", multiple=True,
+                     help="Report these causes too, on top of the selection."),
+        click.option("--ignore", "ignore", metavar="CAUSES", multiple=True,
+                     help="Never report these causes (comma-separated)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether parameter *name* was given on the command line (or its environment
+    variable), not left at its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")

@@ -26,7 +26,6 @@ import json
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from pydantic import ValidationError
 from qrspi_guard.errors import InputError
 from qrspi_guard.lockout.models import EVENT_ADAPTER, EVENT_TYPES, build_event, event_to_dict
 from qrspi_guard.lockout.state import LockoutError, Plan, State, replay
+from qrspi_guard.records import field, record
 
 DEFAULT_LEDGER = Path("reviews") / "lockout.jsonl"
 ENV_VAR = "QRSPI_GUARD_LEDGER"
@@ -52,7 +52,7 @@ class LedgerError(InputError):
     """The ledger cannot be read, is corrupt, or cannot be written (exit 2)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TornTail:
     """A final line with no closing newline."""
 
@@ -60,7 +60,7 @@ class TornTail:
     size: int
 
 
-@dataclass
+@record
 class Snapshot:
     """The parsed ledger: valid events in order, and the torn tail if there is one."""
 
@@ -70,7 +70,7 @@ class Snapshot:
     good_size: int = 0
 
 
-@dataclass
+@record
 class WriteResult:
     """What a write appended (None when the plan appended nothing)."""
 

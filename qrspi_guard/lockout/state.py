@@ -8,7 +8,6 @@ and returns a :class:`Plan` (the event fields to append and the outcome), or rai
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from qrspi_guard.lockout.models import (
@@ -23,6 +22,7 @@ from qrspi_guard.lockout.models import (
     check_agent,
 )
 from qrspi_guard.lockout.models import normalise_artifact as _normalise
+from qrspi_guard.records import asdict, field, record
 
 Outcome = Literal["recorded", "refused", "deadlock"]
 
@@ -47,7 +47,7 @@ def agent_name(agent: str) -> str:
         raise LockoutError(str(exc)) from None
 
 
-@dataclass
+@record
 class ArtifactState:
     """Everything the ledger says about one artifact."""
 
@@ -89,7 +89,7 @@ class ArtifactState:
         return asdict(self)
 
 
-@dataclass
+@record
 class State:
     """The whole ledger replayed: the roster and every artifact's state."""
 
@@ -196,7 +196,7 @@ def replay(events: list[Any]) -> State:
 # -- decisions ------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class Verdict:
     """May an agent author an artifact now, and if not, why."""
 
@@ -262,7 +262,7 @@ def evaluate(state: State, artifact: str, agent: str, *, for_author: bool = Fals
     )
 
 
-@dataclass
+@record
 class Plan:
     """What a write command will append (fields without ``seq``/``at``) and its outcome."""
 

@@ -11,14 +11,18 @@ from typing import TYPE_CHECKING, Protocol
 from qrspi_guard.records import record
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
+    from qrspi_guard.diagnostics import Diagnostic
     from qrspi_guard.engine import CheckResult
 
 
 @record(frozen=True)
 class ReportOptions:
     strict: bool = False
+    #: only what fails (errors, and warnings with *strict*) and the summary, every format
     quiet: bool = False
     color: bool = False
+    #: the check's wall time in seconds (JUnit's `time`), when the caller measured it
+    elapsed: float = 0.0
 
 
 class Renderer(Protocol):
@@ -38,6 +42,16 @@ FORMATS: dict[str, str] = {
 def renderer(name: str) -> Renderer:
     module = importlib.import_module(f"{__name__}.{FORMATS[name]}")
     return module.render  # type: ignore[no-any-return]
+
+
+def fails(d: Diagnostic, strict: bool) -> bool:
+    """Whether *d* fails the run: an error, or a warning under ``--strict``."""
+    return d.level == "error" or (strict and d.level == "warning")
+
+
+def visible(d: Diagnostic, options: ReportOptions) -> bool:
+    """Whether a format shows *d*: everything, or with ``--quiet`` only what fails."""
+    return not options.quiet or fails(d, options.strict)
 
 
 def summary_counts(result: CheckResult) -> dict[str, int]:

@@ -1,7 +1,10 @@
 """GitHub Actions workflow commands, escaped so a finding can never inject one.
 
-GitHub shows only 10 error annotations per step, so every diagnostic also goes into
-a Markdown table appended to ``$GITHUB_STEP_SUMMARY`` (see :func:`step_summary`).
+GitHub keeps only 10 annotations of each type (error, warning, notice) per step; when
+more are emitted, a first notice says how many of each type were cut (it comes first so
+that it is itself never cut). Every diagnostic also goes into a Markdown table appended
+to ``$GITHUB_STEP_SUMMARY`` (see :func:`step_summary`), capped below GitHub's 1 MiB per
+step with a line saying how many rows were left out and where the full list is.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions
+from qrspi_guard.report import ReportOptions, visible
 from qrspi_guard.report.text import summary
 from qrspi_guard.textsafe import one_line
 
@@ -17,7 +20,10 @@ if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
 
 ANNOTATION_LIMIT = 10
+#: GitHub refuses a step summary over 1 MiB; the guard stays below this many bytes
+SUMMARY_LIMIT = 1024 * 1024 - 16 * 1024
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+_TYPES = (("error", "errors"), ("warning", "warnings"), ("notice", "notices"))
 
 
 def escape_data(s: str) -> str:
@@ -37,37 +43,69 @@ def command(d: Diagnostic) -> str:
     return f"::{_COMMAND[d.level]} {','.join(props)}::{escape_data(one_line(d.message))}"
 
 
+def cut_notice(counts: dict[str, int]) -> str | None:
+    """The notice saying how many annotations of each type GitHub will not show (it is
+    itself a notice, and counted as one), or None when nothing is cut."""
+    counts = {**counts, "notice": counts.get("notice", 0) + 1}
+    cut = {kind: max(counts.get(kind, 0) - ANNOTATION_LIMIT, 0) for kind, _ in _TYPES}
+    if not any(cut.values()):
+        return None
+    parts = [f"{cut[kind]} {plural if cut[kind] != 1 else kind}" for kind, plural in _TYPES]
+    return (f"::notice title=qrspi-guard::GitHub shows only {ANNOTATION_LIMIT} annotations "
+            f"of each type per step; not shown as annotations: {', '.join(parts)}. Every "
+            "diagnostic is in the job log and the step summary")
+
+
 def render(result: CheckResult, options: ReportOptions) -> str:
     lines = []
-    errors = 0
+    counts: dict[str, int] = {}
     for d in result.diagnostics:
-        if options.quiet and d.level != "error":
+        if not visible(d, options):
             continue
-        if d.level == "error":
-            errors += 1
+        kind = _COMMAND[d.level]
+        counts[kind] = counts.get(kind, 0) + 1
         lines.append(command(d))
-    if errors > ANNOTATION_LIMIT:
-        lines.append(f"::notice title=qrspi-guard::GitHub shows only {ANNOTATION_LIMIT} error "
-                     f"annotations per step; {errors - ANNOTATION_LIMIT} more are in the job "
-                     "log and the step summary")
+    notice = cut_notice(counts)
+    if notice is not None:
+        lines.insert(0, notice)
     lines.append(summary(result))
     return "\n".join(lines) + "\n"
 
 
 def _md(s: str) -> str:
-    return one_line(s).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return (one_line(s).replace("&", "&amp;").replace("|", "\\|").replace("<", "&lt;")
+            .replace(">", "&gt;").replace("`", "\\`"))
 
 
-def step_summary(result: CheckResult) -> str:
-    """A Markdown table of every diagnostic, for ``$GITHUB_STEP_SUMMARY``."""
+def step_summary(result: CheckResult, limit: int = SUMMARY_LIMIT,
+                 full_list: str | None = None) -> str:
+    """A Markdown table of every diagnostic, for ``$GITHUB_STEP_SUMMARY``, at most
+    *limit* bytes as UTF-8. Rows that do not fit are left out, and a last line says how
+    many and where the full list is (the job log, and *full_list* when given)."""
     errors = result.count("error")
-    out = ["## qrspi-guard", "", summary(result), ""]
+    head = ["## qrspi-guard", "", summary(result), ""]
     if errors > ANNOTATION_LIMIT:
-        out += [f"GitHub annotated only {ANNOTATION_LIMIT} of {errors} errors; all are below.",
-                ""]
+        head += [f"GitHub annotated only {ANNOTATION_LIMIT} of {errors} errors; all are "
+                 "below.", ""]
+    rows: list[str] = []
     if result.diagnostics:
-        out += ["| level | cause | path | line | message |", "|---|---|---|---|---|"]
-        for d in result.diagnostics:
-            out.append(f"| {d.level} | `{d.cause}` | {_md(d.path)} | {d.line or ''} | "
-                       f"{_md(d.message)} |")
+        head += ["| level | cause | path | line | message |", "|---|---|---|---|---|"]
+        rows = [f"| {d.level} | `{d.cause}` | {_md(d.path)} | {d.line or ''} | "
+                f"{_md(d.message)} |" for d in result.diagnostics]
+    where = "this step's log" + (f" and {_md(full_list)}" if full_list else "")
+    size = sum(len(s.encode()) + 1 for s in head)
+    # room for the closing line, whatever its numbers
+    reserve = len(f"\n{len(rows)} more rows left out to stay under GitHub's 1 MiB step "
+                  f"summary limit; the full list is in {where}.\n".encode()) + 8
+    kept = 0
+    for row in rows:
+        n = len(row.encode()) + 1
+        if size + n + reserve > limit:
+            break
+        size += n
+        kept += 1
+    out = head + rows[:kept]
+    if kept < len(rows):
+        out += ["", f"{len(rows) - kept} more rows left out to stay under GitHub's 1 MiB "
+                f"step summary limit; the full list is in {where}."]
     return "\n".join(out) + "\n"

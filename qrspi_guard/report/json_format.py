@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions, summary_counts
+from qrspi_guard.report import ReportOptions, summary_counts, visible
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
@@ -24,7 +24,7 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
 
 def document(result: CheckResult, options: ReportOptions) -> dict[str, Any]:
     return {
-        "diagnostics": [diagnostic_dict(d) for d in result.diagnostics],
+        "diagnostics": [diagnostic_dict(d) for d in result.diagnostics if visible(d, options)],
         "rounds": [
             {
                 "path": r.ref.round_dir,
@@ -47,4 +47,6 @@ def document(result: CheckResult, options: ReportOptions) -> dict[str, Any]:
 
 
 def render(result: CheckResult, options: ReportOptions) -> str:
+    """Paths are kept lossless: a name that is not valid UTF-8 is written with Python's
+    surrogate escapes (``"\\udcff"``), which ``os.fsencode`` maps back to its bytes."""
     return json.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"

@@ -1,61 +1,207 @@
-"""SARIF 2.1.0: one rule per cause of the catalogue."""
+"""SARIF 2.1.0 for GitHub code scanning: one rule per cause of the catalogue.
+
+- Every rule has a short and a full description and help (text and Markdown) built
+  from the catalogue (meaning, fix, and how to turn the cause off).
+- Every result has a physical location with a region, at a file that exists: a
+  diagnostic about a directory (a round, a step, an unreadable directory) or about a
+  file that is not there (a missing config.md) is placed at the first file of that
+  directory, else at the first file of the nearest directory above it that holds one
+  (name order, hidden files last; never above the source root), at line 1, and its
+  message names the original place.
+- URIs are relative to ``%SRCROOT%``: the git top level of the working directory, or
+  the working directory outside git. Never absolute; a name that is not valid UTF-8
+  has its raw bytes percent-encoded.
+- ``partialFingerprints`` (``qrspiGuard/v1``) hash the cause, the original place and
+  what was found, never a line number, so a result keeps its identity when unrelated
+  lines move.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import stat
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from qrspi_guard import __version__
-from qrspi_guard.causes import CATALOGUE
-from qrspi_guard.report import ReportOptions
+from qrspi_guard.causes import CATALOGUE, Cause
+from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.report import ReportOptions, visible
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+#: the project's home (the one placeholder the README names)
+HOMEPAGE = "https://github.com/OWNER/qrspi-guard"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT = "qrspiGuard/v1"
+
+
+def _short(meaning: str) -> str:
+    """The first sentence of a cause's meaning (SARIF's shortDescription)."""
+    for stop in (". ", ": ", "; "):
+        i = meaning.find(stop)
+        if 0 < i < 200:
+            return meaning[:i + (1 if stop == ". " else 0)].rstrip(":;")
+    return meaning if len(meaning) <= 200 else meaning[:199] + "…"
+
+
+def _pascal(name: str) -> str:
+    """A rule's readable name (SARIF: different from its opaque id): `NotUtf8`."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def _help(c: Cause) -> dict[str, str]:
+    off = (f"On by default. Turn it off with `qrspi-guard check --ignore {c.name}`, or "
+           f"`ignore = [\"{c.name}\"]` under `[tool.qrspi-guard]` in pyproject.toml.")
+    return {
+        "text": f"{c.meaning}\n\nFix: {c.fix}\n\n{off.replace('`', '')}",
+        "markdown": f"**{c.name}** ({c.level})\n\n{c.meaning}\n\n**Fix:** {c.fix}\n\n{off}",
+    }
 
 
 def rules() -> list[dict[str, Any]]:
     return [
         {
             "id": c.name,
-            "name": c.name,
-            "shortDescription": {"text": c.meaning},
-            "help": {"text": c.fix},
+            "name": _pascal(c.name),
+            "shortDescription": {"text": _short(c.meaning)},
+            "fullDescription": {"text": c.meaning},
+            "help": _help(c),
+            "helpUri": f"{HOMEPAGE}#causes",
             "defaultConfiguration": {"level": _LEVEL[c.level]},
+            "properties": {"tags": ["qrspi", c.level]},
         }
         for c in CATALOGUE.values()
     ]
 
 
-def render(result: CheckResult, options: ReportOptions) -> str:
-    index = {name: i for i, name in enumerate(CATALOGUE)}
-    results = []
-    for d in result.diagnostics:
-        uri = quote(d.path.replace("\\", "/"), safe="/-._~")  # a URI reference, §3.10
-        location: dict[str, Any] = {"artifactLocation": {"uri": uri}}
-        if d.line:
-            location["region"] = {"startLine": d.line}
-        results.append({
-            "ruleId": d.cause,
-            "ruleIndex": index[d.cause],
-            "level": _LEVEL[d.level],
-            "message": {"text": one_line(d.message)},
-            "locations": [{"physicalLocation": location}],
-        })
-    doc = {
+def source_root(start: str | None = None) -> str:
+    """The git top level above *start* (default: the working directory), else *start*."""
+    here = os.path.abspath(start or os.getcwd())
+    d = here
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return here
+        d = parent
+
+
+class Locator:
+    """Where a diagnostic's result is placed: an existing file under the source root."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._first: dict[str, str | None] = {}
+
+    def relative(self, path: str) -> str:
+        rel = os.path.relpath(os.path.abspath(path or "."), self.root)
+        return "." if rel == os.curdir else rel.replace(os.sep, "/")
+
+    def uri(self, path: str) -> str:
+        """A URI reference relative to the source root (raw bytes percent-encoded)."""
+        return quote(os.fsencode(self.relative(path)), safe="/-._~")
+
+    def _first_file(self, directory: str) -> str | None:
+        got = self._first.get(directory, "")
+        if got != "":
+            return got
+        found: str | None = None
+        try:
+            with os.scandir(directory) as it:
+                names = sorted((e.name.startswith("."), e.name) for e in it
+                               if e.is_file(follow_symlinks=False))
+            if names:
+                found = os.path.join(directory, names[0][1])
+        except OSError:
+            found = None
+        self._first[directory] = found
+        return found
+
+    def place(self, path: str) -> tuple[str, bool]:
+        """(the file a result for *path* is placed at, whether that is *path* itself)."""
+        p = path or "."
+        try:
+            mode = os.lstat(p).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            return p, True
+        directory = p if mode is not None and stat.S_ISDIR(mode) else os.path.dirname(p)
+        directory = os.path.abspath(directory or ".")
+        root = self.root
+        while True:
+            if os.path.isdir(directory) and not os.path.islink(directory):
+                first = self._first_file(directory)
+                if first is not None:
+                    return first, False
+            parent = os.path.dirname(directory)
+            if directory == root or parent == directory or not _inside(parent, root):
+                return p, False
+            directory = parent
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _fingerprint(d: Diagnostic, where: str, seen: dict[str, int]) -> str:
+    key = "\0".join([d.cause, where, d.file or "", d.field or "", d.tag or "", d.value or ""])
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    n = seen.get(digest, 0) + 1
+    seen[digest] = n
+    return f"{digest}:{n}"
+
+
+def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str, Any]:
+    target, exact = locator.place(d.path)
+    message = one_line(d.message)
+    if not exact:
+        message += f" (at {one_line(locator.relative(d.path))})"
+    region = {"startLine": d.line if exact and d.line else 1}
+    return {
+        "ruleId": d.cause,
+        "ruleIndex": _INDEX[d.cause],
+        "level": _LEVEL[d.level],
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": locator.uri(target), "uriBaseId": SRCROOT},
+            "region": region,
+        }}],
+        "partialFingerprints": {FINGERPRINT: _fingerprint(d, locator.relative(d.path), seen)},
+    }
+
+
+_INDEX = {name: i for i, name in enumerate(CATALOGUE)}
+
+
+def document(result: CheckResult, options: ReportOptions,
+             root: str | None = None) -> dict[str, Any]:
+    locator = Locator(root or source_root())
+    seen: dict[str, int] = {}
+    results = [result_of(d, locator, seen) for d in result.diagnostics if visible(d, options)]
+    return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
                 "name": "qrspi-guard",
                 "version": __version__,
-                "informationUri": "https://github.com/qrspi/qrspi-guard",
+                "semanticVersion": __version__,
+                "informationUri": HOMEPAGE,
                 "rules": rules(),
             }},
+            "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
+
+
+def render(result: CheckResult, options: ReportOptions) -> str:
+    return json.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions, summary_counts
-from qrspi_guard.textsafe import one_line
+from qrspi_guard.report import ReportOptions, summary_counts, visible
+from qrspi_guard.textsafe import one_line, path_at_line_start
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
@@ -16,10 +16,12 @@ _RESET = "\x1b[0m"
 
 
 def line(d: Diagnostic, color: bool = False) -> str:
-    where = one_line(d.path or ".")
+    """One diagnostic's line. The path starts the line, so a path that would read as a
+    GitHub Actions workflow command (``::error ...``) is shown as ``./::error ...``."""
+    where = path_at_line_start(d.path or ".")
     if d.line:
         where += f":{d.line}"
-    level = d.level
+    level: str = d.level
     if color:
         level = f"{_COLORS[d.level]}{level}{_RESET}"
     return f"{where}: {level} {d.cause}: {one_line(d.message)}"
@@ -41,10 +43,6 @@ def summary(result: CheckResult) -> str:
 
 
 def render(result: CheckResult, options: ReportOptions) -> str:
-    out = []
-    for d in result.diagnostics:
-        if options.quiet and d.level != "error" and not (options.strict and d.level == "warning"):
-            continue
-        out.append(line(d, options.color))
+    out = [line(d, options.color) for d in result.diagnostics if visible(d, options)]
     out.append(summary(result))
     return "\n".join(out) + "\n"

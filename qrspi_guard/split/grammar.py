@@ -3,10 +3,10 @@ data out: nothing here touches the disk."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from qrspi_guard.layout import TAG_RE
+from qrspi_guard.records import record
 
 BOUNDARY = b"<<<FINDING-BOUNDARY>>>"
 SENTINEL = b"NO_FINDINGS"
@@ -21,7 +21,7 @@ class InputKind(Enum):
     NO_BOUNDARY = "no_boundary"  #: neither a boundary line nor the sentinel
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Parsed:
     """The stdout after the grammar: its kind, and the non-blank blocks in order."""
 

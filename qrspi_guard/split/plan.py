@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef
 from qrspi_guard.layout import Kind, classify
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.files import Place, judge_file
 from qrspi_guard.rules.rounds import RoundFacts, tag_rules
 from qrspi_guard.split.grammar import (
@@ -34,7 +34,7 @@ EXIT_REFUSED = 1  #: malformed stdout, a block failing validation, mixing with e
 EXIT_USAGE = 2  #: wrong arguments, round directory missing, I/O failure
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Write:
     """One file to create in the round directory."""
 
@@ -42,7 +42,7 @@ class Write:
     data: bytes
 
 
-@dataclass
+@record
 class SplitPlan:
     """What split will do, as data; the CLI prints it and :mod:`.io` carries it out."""
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.records import field, record
 from qrspi_guard.split.errors import SplitInputError, SplitUsageError
 from qrspi_guard.split.faults import Fault, from_env
 from qrspi_guard.split.grammar import tag_is_valid
@@ -26,7 +26,7 @@ from qrspi_guard.split.target import target_of
 from qrspi_guard.textsafe import one_line
 
 
-@dataclass
+@record
 class Outcome:
     plan: SplitPlan
     warnings: list[str] = field(default_factory=list)

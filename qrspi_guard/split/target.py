@@ -12,12 +12,12 @@ Directories that are plainly a mistake are refused: one named like a round but n
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
 
 from qrspi_guard import frontmatter as fm
 from qrspi_guard.diagnostics import Diagnostic, diag
 from qrspi_guard.discover import RoundRef, round_of_dir
 from qrspi_guard.layout import looks_like_round_dir
+from qrspi_guard.records import record, replace
 from qrspi_guard.schema import FINDING_ID_RE
 from qrspi_guard.split.errors import SplitUsageError
 
@@ -26,7 +26,7 @@ from qrspi_guard.split.errors import SplitUsageError
 MAX_ROUND_DIGITS = 9
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """The directory split writes into, and the round its files are judged in."""
 

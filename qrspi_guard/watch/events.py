@@ -15,9 +15,10 @@ import os
 import queue
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
+
+from qrspi_guard.records import record
 
 
 class Kind(Enum):
@@ -32,7 +33,7 @@ class Kind(Enum):
     STOP = "stop"  #: stop the loop (signals)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Event:
     kind: Kind
     path: str = ""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 
 from qrspi_guard.config import Overrides, RunConfig
 from qrspi_guard.contract.generations import Generation
@@ -23,6 +22,7 @@ from qrspi_guard.engine.results import RoundResult
 from qrspi_guard.engine.rounds import round_result
 from qrspi_guard.layout import classify, is_watch_temp
 from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.records import field, record
 from qrspi_guard.rules.files import FileReport, Place
 from qrspi_guard.split.residue import is_split_residue, residue_diagnostics
 
@@ -38,7 +38,7 @@ def ignored(name: str) -> bool:
     return is_watch_temp(name)
 
 
-@dataclass
+@record
 class Verdict:
     """One entry's part of the round: its file report (if any) and entry diagnostics."""
 

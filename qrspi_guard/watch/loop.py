@@ -18,7 +18,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from qrspi_guard.config import (
@@ -43,6 +42,7 @@ from qrspi_guard.layout import (
     verified_file_name,
 )
 from qrspi_guard.reader import ReadFailure
+from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import commit_anchor
 from qrspi_guard.split.residue import is_split_residue
 from qrspi_guard.status import without_timestamp, write_atomic
@@ -63,7 +63,7 @@ _CONFIG_OWNER = "config:"
 MAX_WAIT = 3600.0
 
 
-@dataclass
+@record
 class Tracked:
     """One round the loop keeps current."""
 
@@ -77,7 +77,7 @@ class Tracked:
         return self.out.writes
 
 
-@dataclass
+@record
 class Options:
     settle: float = 2.0
     rescan: float = 30.0
@@ -87,7 +87,7 @@ class Options:
     retry: float = 1.0  #: how often a status file that could not be written is retried
 
 
-@dataclass
+@record
 class Stats:
     evaluations: int = 0
     reconciles: int = 0

@@ -27,9 +27,9 @@ import fcntl
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import Enum
 
+from qrspi_guard.records import field, record
 from qrspi_guard.watch.events import Kind
 
 
@@ -112,7 +112,7 @@ def peek_frontmatter_closed(path: str, limit: int = 1 << 20) -> bool:
         os.close(fd)
 
 
-@dataclass
+@record
 class FileState:
     owner: str  #: the round key (or another owner key) the file belongs to
     changed_at: float  #: clock time of its last change
@@ -120,13 +120,13 @@ class FileState:
     committed: bool = False  #: closed after writing / moved into place since the change
 
 
-@dataclass
+@record
 class RoundState:
     last_activity: float
     complete: bool = False
 
 
-@dataclass
+@record
 class Step:
     """What :meth:`Policy.step` decided."""
 

@@ -20,11 +20,11 @@ import select
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from qrspi_guard.engine import RoundResult
+from qrspi_guard.records import record
 from qrspi_guard.status import render, status_document, without_timestamp, write_atomic
 from qrspi_guard.textsafe import one_line
 
@@ -276,7 +276,7 @@ def _wait_writable(fd: int, timeout: float) -> bool:
         return True
 
 
-@dataclass
+@record
 class RoundOutput:
     """What has been written and shown for one round."""
 

@@ -1,0 +1,186 @@
+"""Writing check's outputs so that a failure or a kill leaves the old file or the new.
+
+- :func:`write_atomic`: temp file in the same directory, write, fsync, rename, fsync
+  the directory (status files, ``--fix``, ``--output``). A failure at any step removes
+  the temp file and leaves the target as it was; a kill can leave only a hidden temp
+  file beside it (``.guard-*.tmp``, which ``check`` and ``watch`` ignore).
+- :func:`write_output`: ``--output FILE``: atomic for a regular file (or a symbolic
+  link to one, whose target is replaced); a device or FIFO (``/dev/stdout``) is
+  written directly.
+- :func:`append_summary`: ``$GITHUB_STEP_SUMMARY``: appended, and cut back to its old
+  length when the append fails, so the file holds the old content or the new.
+
+A failure raises :class:`~qrspi_guard.errors.OutputError` (its one line names the file
+and the reason). EINTR is retried.
+
+The fault seam, for tests: every disk step calls :func:`fault` first, and end-to-end
+tests set ``QRSPI_GUARD_WRITE_FAULT=ACTION@STEP[:NAME]`` for the console script (steps
+``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``; NAME a target's
+base name; ACTION ``kill``, ``enospc``, ``erofs``, ``eacces``, ``eintr``, ``eio``; the
+fault fires once, at the first matching step).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import stat
+import tempfile
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+from qrspi_guard.errors import OutputError
+from qrspi_guard.textsafe import one_line
+
+ENV = "QRSPI_GUARD_WRITE_FAULT"
+TEMP_PREFIX = ".guard-"
+TEMP_SUFFIX = ".tmp"
+_ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eacces": errno.EACCES,
+           "eintr": errno.EINTR, "eio": errno.EIO}
+_fired = False
+T = TypeVar("T")
+
+
+def fault(step: str, path: str) -> None:
+    """The fault seam: raise or die here when ``QRSPI_GUARD_WRITE_FAULT`` says so."""
+    global _fired
+    spec = os.environ.get(ENV)
+    if not spec or _fired:
+        return
+    action, _, where = spec.partition("@")
+    want_step, _, want_name = where.partition(":")
+    if want_step != step or (want_name and want_name != os.path.basename(path)):
+        return
+    _fired = True
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    code = _ERRORS.get(action)
+    if code is not None:
+        raise OSError(code, os.strerror(code))
+
+
+def _retrying(step: str, path: str, call: Callable[[], T]) -> T:
+    """Run one disk step; an EINTR (a signal mid-call) is retried, a few times."""
+    for attempt in range(5):
+        try:
+            fault(step, path)
+            return call()
+        except InterruptedError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _failure(path: str, exc: OSError, what: str = "write") -> OutputError:
+    reason = exc.strerror or type(exc).__name__
+    return OutputError(f"cannot {what} {one_line(path)}: {reason}; the previous file, if "
+                       "any, is unchanged")
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write *data* to *path* atomically (see the module docstring). *mode*: the new
+    file's permissions (default: the old file's, else 0o666 less the umask). Raises
+    OSError; the target is left as it was and no temp file stays behind."""
+    directory = os.path.dirname(path) or "."
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            mode = _default_mode()
+    fd, tmp = _retrying("create", path, lambda: tempfile.mkstemp(
+        prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=directory))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), mode)
+            view = memoryview(data)
+            while view:
+                n = _retrying("write", path, partial(os.write, fh.fileno(), view))
+                view = view[n:]
+            _retrying("sync", path, lambda: os.fsync(fh.fileno()))
+        _retrying("rename", path, lambda: os.replace(tmp, path))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _sync_dir(directory, path)
+
+
+def _sync_dir(directory: str, path: str) -> None:
+    """fsync the directory so the rename survives a power loss (best effort: some file
+    systems refuse a directory fsync, and the new file is in place either way)."""
+    try:
+        fault("dirsync", path)
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def write_output(path: str, text: str) -> None:
+    """``--output FILE``. Raises :class:`OutputError`."""
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _failure(path, exc) from None
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise OSError(errno.EISDIR, os.strerror(errno.EISDIR))
+            with open(path, "wb") as fh:  # a device or FIFO: there is nothing to replace
+                fh.write(data)
+            return
+        target = os.path.realpath(path) if os.path.islink(path) else path
+        write_atomic(target, data)
+    except OSError as exc:
+        raise _failure(path, exc) from None
+
+
+def append_summary(path: str, text: str) -> None:
+    """Append *text* to the step summary file at *path*; on failure it is cut back to
+    its old length. Raises :class:`OutputError`."""
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _default_mode())
+    except OSError as exc:
+        raise _failure(path, exc, "append to") from None
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                n = _retrying("append", path, partial(os.write, fd, view))
+                view = view[n:]
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise _failure(path, exc, "append to") from None
+    finally:
+        os.close(fd)
+
+
+def size_of(path: str) -> int:
+    """The current size of *path* (0 when it cannot be read)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -1,0 +1,44 @@
+"""``check --stdin-filename PATH -``: judge standard input as the file at PATH.
+
+The editor-integration form (ruff, eslint): the buffer an editor holds is judged as if
+it were on disk at PATH, with the rest of its round as it is on disk, exactly as
+``check PATH`` would judge it after a save. PATH need not exist yet. No printing.
+"""
+
+from __future__ import annotations
+
+import os
+
+from qrspi_guard.config import Overrides
+from qrspi_guard.discover import round_of_file, with_step
+from qrspi_guard.engine.check import RunConfigs
+from qrspi_guard.engine.entries import Context, read_round
+from qrspi_guard.engine.results import CheckResult
+from qrspi_guard.engine.rounds import assemble
+from qrspi_guard.layout import OUTPUT_KINDS, classify
+from qrspi_guard.rules.files import Place, judge_file
+
+
+def check_buffer(path: str, data: bytes, overrides: Overrides | None = None) -> CheckResult:
+    """The result of ``check PATH`` with PATH's bytes replaced by *data*."""
+    overrides = overrides or Overrides()
+    name = os.path.basename(path)
+    parent = os.path.dirname(os.path.normpath(path)) or "."
+    ref = round_of_file(os.path.join(parent, name), overrides.step)
+    result = CheckResult()
+    if ref is not None and os.path.normpath(ref.round_dir) == os.path.normpath(parent):
+        ref = with_step(ref, overrides.step)
+        ctx = Context.for_check(overrides)
+        runs, first_use = RunConfigs(overrides, ctx).for_rounds([ref])
+        files = read_round(ref, ctx, contents={name: data})
+        rr = assemble(ref, runs[0], ctx, files, True)
+        result.rounds.append(rr)
+        result.files = rr.files
+        result.diagnostics = [*first_use.get(0, ()), *rr.diagnostics]
+        return result
+    if classify(name).kind in OUTPUT_KINDS:  # a finding outside any round
+        result.files = 1
+        result.diagnostics = judge_file(classify(name), data, Place(path, None, None)).diagnostics
+        return result
+    result.not_in_round.append(path)
+    return result
