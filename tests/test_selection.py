@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, Run, run_cli
 
+from qrspi_guard import check
 from qrspi_guard.causes import CATALOGUE
 from qrspi_guard.settings import (
     ALL,
@@ -178,3 +179,54 @@ def test_fix_leaves_files_alone_where_trailing_newline_is_not_selected(run: Run)
     assert proc.returncode == 0 and p.read_bytes() == before
     assert run_cli("check", "--fix", str(run.root)).returncode == 0
     assert p.read_bytes() != before
+
+
+# -- watch and hook honour the selection too ----------------------------------------------
+
+
+def test_watch_leaves_an_ignored_cause_out_of_the_status_file(tmp_path: Path) -> None:
+    """`watch` applies the same selection as `check` before it publishes a round."""
+    from qrspi_guard.config import Overrides
+    from qrspi_guard.settings import CommandLine, resolve
+    from qrspi_guard.watch.events import ScriptedSource
+    from qrspi_guard.watch.loop import Options, Watcher
+
+    run = Run(tmp_path / "art").config()
+    run.finding("goals", 1, "quality-claude", change_type="corectness")
+    run.clean("goals", 1, "scope-claude")
+    selection = resolve(CommandLine(ignore=("change_type_out_of_enum",))).selection
+    w = Watcher(str(run.root), Overrides(), ScriptedSource(), Options(fmt="json"),
+                out=lambda s: None, err=lambda s: None, selection=selection)
+    w.discover()
+    w.tick()
+    doc = json.loads((run.root / "reviews" / "goals" / "round-01-guard.json").read_text())
+    assert doc["status"] != "halt" and doc["halts"] == []
+    assert check(str(run.root)).failed()  # without the selection it is a halt
+
+
+def test_the_hook_allows_a_write_whose_only_error_the_project_ignores(tmp_path: Path) -> None:
+    """The hook reads the project configuration from the call's working directory up."""
+    run = Run(tmp_path / "art").config()
+    (tmp_path / ".qrspi-guard.toml").write_text('ignore = ["change_type_out_of_enum"]\n')
+    path = run.round_dir("goals", 1) / "quality-claude.finding-F01.md"
+    text = run.finding("goals", 1, "quality-claude", change_type="corectness").read_text()
+    path.unlink()
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
+               "tool_input": {"file_path": str(path), "content": text}}
+    allowed = run_cli("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
+    assert allowed.returncode == 0 and allowed.stderr == b""
+    (tmp_path / ".qrspi-guard.toml").unlink()
+    refused = run_cli("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
+    assert refused.returncode == 2 and b"change_type_out_of_enum" in refused.stderr
+
+
+def test_a_broken_project_configuration_is_the_hooks_own_failure(tmp_path: Path) -> None:
+    run = Run(tmp_path / "art").config()
+    (tmp_path / ".qrspi-guard.toml").write_text("ignore = [\n")
+    path = run.round_dir("goals", 1) / "quality-claude.finding-F01.md"
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
+               "tool_input": {"file_path": str(path), "content": "no frontmatter\n"}}
+    proc = run_cli("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr.count(b"\n") == 1  # fail open, one line
+    assert run_cli("hook", "--fail-closed", input=json.dumps(payload).encode(),
+                   cwd=tmp_path).returncode == 2

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, override_options
+from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
 
 #: the largest number of seconds any watch option accepts (about 11.6 days)
 MAX_SECONDS = 1_000_000.0
@@ -51,10 +51,15 @@ SECONDS = Seconds()
 @click.option("--events", "events_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append every status change to FILE as a JSON line.")
 @override_options
-def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
-          events_file: str | None, step: str | None, second_reviewer: bool | None,
+@selection_options
+@click.option("--isolated", is_flag=True, help="Read no project configuration file.")
+@click.pass_context
+def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: bool,
+          fmt: str, events_file: str | None, step: str | None, second_reviewer: bool | None,
           verifier: bool | None, require_sidecars: bool, expect: str | None,
-          config_file: str | None, protocol: str, round_no: int | None) -> None:
+          config_file: str | None, protocol: str, round_no: int | None,
+          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
+          isolated: bool) -> None:
     """Watch ROOT (default: .) and keep every round-NN-guard.json current.
 
     Prints one line per change of a round's status; stops cleanly on SIGINT or SIGTERM
@@ -66,12 +71,20 @@ def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
       qrspi-guard watch . --format json --events guard-events.jsonl
       qrspi-guard watch /mnt/share/run --polling --settle 5
     """
+    from qrspi_guard.settings import CommandLine, resolve
     from qrspi_guard.watch.events import WatchdogSource
     from qrspi_guard.watch.loop import Options, Watcher, install_signal_handlers
     from qrspi_guard.watch.publish import LineSink
 
-    overrides = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
-                                config_file, protocol, round_no)
+    # the project configuration file (selection, protocol, thresholds, extra tags) applies
+    # to watch as to check; the command line wins
+    settings = resolve(CommandLine(
+        select=select or None, extend_select=extend_select, ignore=ignore,
+        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated),
+        start=root)
+    overrides = settings.overrides(build_overrides(
+        step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
+        round_no))
     # Straight to the descriptors, unbuffered: a closed, full or broken stdout is said
     # once on stderr and watch goes on (cli.md); nothing is left in a buffer for the
     # interpreter's final flush to fail on, so SIGTERM still exits 0.
@@ -80,7 +93,7 @@ def watch(root: str, settle: float, rescan: float, polling: bool, fmt: str,
     source = WatchdogSource(os.path.abspath(root), polling=polling)
     watcher = Watcher(root, overrides, source,
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
-                      out=stdout.write, err=_stderr_line)
+                      out=stdout.write, err=_stderr_line, selection=settings.selection)
     install_signal_handlers(watcher)
     sys.exit(watcher.run())
 

@@ -87,6 +87,7 @@ def decide(payload: dict[str, Any], event: str | None = None,
     else:
         _regular_or_absent(target)
         diags = judge(target, _read_for_name(target))
+    diags = _selected(diags, call)
     errors = [d for d in diags if d.level == "error"]
     if not errors:
         return Decision("allow", diagnostics=tuple(diags), target=target, event=ev, runtime=rt)
@@ -95,6 +96,21 @@ def decide(payload: dict[str, Any], event: str | None = None,
     edit = ev == "pre" and call.kind != WRITE
     return Decision("block", render(target, diags, ev, edit=edit), tuple(diags), target, ev,
                     rt)
+
+
+def _selected(diags: list[Diagnostic], call: Call) -> list[Diagnostic]:
+    """The diagnostics the project configuration keeps (its select / ignore /
+    per-file-ignores, found from the call's working directory upward, as check finds
+    it). Nothing to filter costs nothing: a clean write never reads the file."""
+    if not diags:
+        return diags
+    from qrspi_guard.errors import ConfigFileError
+    from qrspi_guard.settings import apply_selection, selection_for
+
+    try:
+        return apply_selection(diags, selection_for(call.cwd))
+    except ConfigFileError as exc:
+        raise HookFailure(str(exc)) from None
 
 
 def _content(call: Call) -> bytes:
@@ -147,6 +163,7 @@ def _shell(call: Call) -> Decision:
                                               None, False))
         else:
             diags = judge_round(round_dir)
+        diags = _selected(diags, call)
         groups.append((round_dir, step, diags))
         every.extend(diags)
     if not any(d.level == "error" for d in every):

@@ -44,6 +44,7 @@ from qrspi_guard.layout import (
 from qrspi_guard.reader import ReadFailure
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import commit_anchor
+from qrspi_guard.settings.selection import DEFAULT, Selection, apply_selection
 from qrspi_guard.split.residue import is_split_residue
 from qrspi_guard.status import without_timestamp, write_atomic
 from qrspi_guard.textsafe import one_line
@@ -121,10 +122,13 @@ class Watcher:
                  wall: Callable[[], float] = time.time,
                  probe: Callable[[str], Probe] = lease_probe,
                  peek: Callable[[str], bool] = peek_frontmatter_closed,
-                 write: Callable[[str, bytes], None] = write_atomic) -> None:
+                 write: Callable[[str, bytes], None] = write_atomic,
+                 selection: Selection = DEFAULT) -> None:
         self.root = os.path.abspath(root)
         self.display_root = root
         self.overrides = overrides
+        #: which causes are reported (--select/--ignore, the project configuration)
+        self.selection = selection
         self.source = source
         self.opt = options or Options()
         self.out = out
@@ -476,7 +480,7 @@ class Watcher:
                 self.policy.file_event(os.path.join(key, name), key, Kind.CREATED)
             self.policy.mark_dirty(key)
             return True
-        self._publish(t, result)
+        self._publish(t, apply_selection(result, self.selection))
         return False
 
     def _majority_may_change(self, key: str, t: Tracked) -> None:
