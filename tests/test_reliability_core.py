@@ -195,3 +195,11 @@ def test_a_path_that_cannot_be_listed_is_exit_2(tmp_path: Path) -> None:
     finally:
         os.chmod(target, 0o755)
     assert proc.returncode == 2 and proc.stderr.count(b"\n") == 1
+
+
+def test_a_fifo_named_by_config_is_exit_2_never_opened(run: Run, tmp_path: Path) -> None:
+    fifo = tmp_path / "config-fifo.md"
+    os.mkfifo(fifo)
+    run.clean("research", 1, "quality-claude")
+    proc = run_cli("check", "--config", str(fifo), str(run.root), timeout=30)
+    assert proc.returncode == 2 and b"not a regular file" in proc.stderr

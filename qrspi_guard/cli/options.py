@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,10 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
     from qrspi_guard.layout import STEPS, TASK_DIR_RE
     from qrspi_guard.matrix import rows_for
 
+    if config_file is not None and not os.path.isfile(config_file):
+        # a FIFO or device named by --config is refused, never opened (cli.md)
+        raise click.BadParameter(f"{config_file!r} is not a regular file",
+                                 param_hint="--config")
     if step is not None and rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
         # a mistyped step must not silently switch the matrix off
         raise click.BadParameter(f"unknown step {step!r} (steps: {', '.join(STEPS)}; "
