@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-from functools import cache
 
 from qrspi_guard import fastparse
 from qrspi_guard.contract.generations import FAN_IN, FindingContract
@@ -61,7 +60,9 @@ class Patterns:
     """What the fast path matches, derived from one :class:`FindingContract`."""
 
     canonical: re.Pattern[str] | None  #: the protocol's own finding shape, or None
-    groups: dict[str, int]  #: key -> group of its value in :attr:`canonical`
+    #: groups of finding_id, its R and F numbers, change_type, referenced_files,
+    #: artifact, round and reviewer in :attr:`canonical`
+    groups: tuple[int, ...]
     required: frozenset[str]
     allowed: frozenset[str]
     clean_required: frozenset[str]
@@ -70,25 +71,39 @@ class Patterns:
     change_types: frozenset[str]
 
 
-@cache
+_PATTERNS: dict[int, tuple[FindingContract, Patterns]] = {}
+
+
 def patterns(contract: FindingContract) -> Patterns:
-    """The fast path's patterns for *contract* (computed once per contract value)."""
+    """The fast path's patterns for *contract*, computed once per contract object (looked
+    up by identity: hashing a contract on every file would cost more than matching)."""
+    got = _PATTERNS.get(id(contract))
+    if got is None or got[0] is not contract:
+        got = _PATTERNS[id(contract)] = (contract, _derive(contract))
+    return got[1]
+
+
+def _derive(contract: FindingContract) -> Patterns:
     values = dict(_CANON_VALUE)
     values["severity"] = "(" + "|".join(map(re.escape, contract.severities)) + ")"
     values["change_type"] = "(" + "|".join(map(re.escape, contract.change_types)) + ")"
     canonical = None
-    groups: dict[str, int] = {}
+    at: dict[str, int] = {}
+    groups: tuple[int, ...] = ()
     if all(k in values for k in contract.finding_keys):
         parts, group = [], 1
         for key in contract.finding_keys:
             parts.append(f"{re.escape(key)}: {values[key]}\n")
-            groups[key] = group
+            at[key] = group
             group += re.compile(values[key]).groups
         # then the audit keys a reviewer may add (`actual_model: claude-sonnet-4.6`), each
         # a plain word YAML reads without a corner (no digit first: no date, no number)
         for key in contract.audit_keys:
             parts.append(f"(?:{re.escape(key)}: [A-Za-z][A-Za-z0-9._/+-]*\n)?")
         canonical = re.compile("".join(parts))
+        fid = at["finding_id"]
+        groups = (fid, fid + 1, fid + 2, at["change_type"], at["referenced_files"],
+                  at["artifact"], at["round"], at["reviewer"])
     return Patterns(canonical, groups, frozenset(contract.finding_keys),
                     frozenset(contract.allowed_finding_keys()),
                     frozenset(contract.clean_keys),
@@ -141,7 +156,7 @@ def _round(raw: str | None, dir_round: int | None) -> int | None:
 def fast_report(fname: FileName, data: bytes, place: Place) -> FileReport | None:
     """The report of a file that passes every per-file rule, or None (ask judge_file)."""
     report = _fast(fname, data, place)
-    if report is not None and VERIFY:
+    if VERIFY and report is not None:
         _verify(fname, data, place, report)
     return report
 
@@ -249,12 +264,7 @@ def _clean(fname: FileName, values: dict[str, object], raw: dict[str, str | None
 
 def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place: Place,
                        body: str, data: bytes) -> FileReport | None:
-    g = pats.groups
-    fid, id_round, id_fnum = m.group(g["finding_id"], g["finding_id"] + 1,
-                                     g["finding_id"] + 2)
-    change_type = m.group(g["change_type"])
-    refs, artifact = m.group(g["referenced_files"]), m.group(g["artifact"])
-    rnd, reviewer = m.group(g["round"]), m.group(g["reviewer"])
+    fid, id_round, id_fnum, change_type, refs, artifact, rnd, reviewer = m.group(*pats.groups)
     if reviewer != fname.tag or int(id_fnum) != fname.fnum or id_round != rnd:
         return None
     if place.round is not None and int(rnd) != place.round:
@@ -270,7 +280,8 @@ def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place:
         for entry in refs.split(", "):
             if fastparse.resolve(entry) is not entry:
                 return None
-    if not body or body.isspace() or not _body_ok(body, place.gen.contract):
+    if (not body or body.isspace() or "feedback/" in body or "finding_id:" in body
+            or place.gen.contract.boundary in body):
         return None
     return FileReport(FileFacts(fname.name, Kind.FINDING, fname.tag, fname.fnum,
                                 finding_id=fid, change_type=change_type, parsed=True,

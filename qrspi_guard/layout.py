@@ -54,6 +54,9 @@ ROUND_SIDE_SUFFIXES: frozenset[str] = frozenset({
     # apply-fix era orchestrator records
     "-fixes.md", "-baseline.md", "-coverage.md", "-aborted.md",
 })
+#: The one hidden-name pattern the guard reads: split's temp and backup files
+#: (qrspi_guard/split/residue.py); a round holding them is `split_incomplete`.
+RESERVED_PREFIX = ".qrspi-split."
 #: Names that `watch` ignores while they exist (editors, partial downloads).
 _WATCH_TEMP_RE = re.compile(r".*(?:~|\.sw[a-z]|\.tmp|\.part)|\.#.*|.*___jb_...___")
 #: At most this many significant digits are read as a number (Python refuses int() of
@@ -144,6 +147,20 @@ def classify(name: str) -> FileName:
     if (".finding-" in name and name.endswith(".md")) or name.endswith(SIDECAR_SUFFIXES):
         return FileName(name, Kind.BAD_FINDING_NAME)
     return FileName(name, Kind.UNKNOWN)
+
+
+_CLASSIFIED: dict[str, FileName] = {}
+
+
+def classify_cached(name: str) -> FileName:
+    """:func:`classify`, remembered: rounds repeat the same names (a pure function; at
+    most 4,096 names are kept)."""
+    got = _CLASSIFIED.get(name)
+    if got is None:
+        got = classify(name)
+        if len(_CLASSIFIED) < 4096:
+            _CLASSIFIED[name] = got
+    return got
 
 
 def _tagged(name: str, kind: Kind, tag: str, digits: str | None = None,

@@ -19,11 +19,10 @@ from qrspi_guard.engine.generation import GenerationResolver
 from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.fastjudge import fast_report
 from qrspi_guard.layout import (
-    OUTPUT_KINDS,
-    TASK_ONLY_KINDS,
+    RESERVED_PREFIX,
     FileName,
     Kind,
-    classify,
+    classify_cached,
     is_fanin_finding_glob,
     is_watch_temp,
 )
@@ -63,19 +62,6 @@ def _join(base: str, name: str) -> str:
     return name if base in ("", ".") else os.path.join(base, name)
 
 
-_CLASSIFIED: dict[str, FileName] = {}
-
-
-def classify_cached(name: str) -> FileName:
-    """:func:`classify`, remembered: rounds repeat the same names (a pure function)."""
-    got = _CLASSIFIED.get(name)
-    if got is None:
-        got = classify(name)
-        if len(_CLASSIFIED) < 4096:
-            _CLASSIFIED[name] = got
-    return got
-
-
 class EntryReader(Protocol):
     def read(self, name: str) -> bytes | ReadFailure: ...
 
@@ -85,17 +71,18 @@ def place_of(ref: RoundRef, gen: Generation = FAN_IN, fanin_fields: bool = False
                  ref.is_task or ref.kind == "unknown_step", gen, fanin_fields)
 
 
-def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryReader,
-                place: Place | None = None) -> tuple[FileReport | None, Diagnostic | None]:
-    """One round-directory entry: its name rule, a link or a read failure, else the
-    per-file rules. Returns (report, entry diagnostic); no report for entries that are
-    not reviewer output. ``check``, ``watch`` and ``hook`` judge entries through here."""
-    place = place or place_of(ref)
+def _facts(fname: FileName) -> FileFacts:
+    return FileFacts(fname.name, fname.kind, fname.tag, fname.fnum, fname.suffix)
+
+
+def _not_judged(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryReader,
+                place: Place, output: bool) -> tuple[FileReport | None, Diagnostic | None]:
+    """An entry whose content the per-file rules do not read: a link, a name the round's
+    rules judge, or a name with a rule of its own."""
     name = fname.name
     path = _join(ref.round_dir, name)
     kind = fname.kind
-    output = kind in OUTPUT_KINDS and not (kind in TASK_ONLY_KINDS and not place.is_task)
-    facts = FileFacts(name, kind, fname.tag, fname.fnum, fname.suffix)
+    facts = _facts(fname)
     if is_symlink:  # whatever its name says, a link is a link
         return (FileReport(facts) if output or kind is Kind.SIDECAR_OTHER else None,
                 diag("symlink_in_round_dir", "symbolic link in a round directory; not "
@@ -107,29 +94,48 @@ def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryR
             "clean_noncanonical", f"{name} is await-round.sh's clean marker; the protocol's "
             f"clean sentinel is {fname.tag}.clean.md (reviewer, round, findings: 0)",
             file=name, path=path, step=ref.step, round=ref.round)]), None
-    if not output:
-        problem = name_rule(fname, Place(path, place.step, place.round, place.is_task,
-                                         place.gen))
-        if place.fanin_fields and kind in (Kind.BAD_TAG, Kind.BAD_FINDING_NAME) and (
-                is_fanin_finding_glob(name) or name.endswith(FAN_IN_SUFFIX)):
-            # the fan-in counts and scores it whatever its name: its recount needs it
-            data = reader.read(name)
-            if not isinstance(data, ReadFailure):
-                if name.endswith(FAN_IN_SUFFIX):
-                    facts.fanin_score = fanin_score_of(data)
-                else:
-                    facts.fanin_change_type = fanin_change_type(data)
-            return FileReport(facts), problem
-        return None, problem
-    data = reader.read(name)
-    if isinstance(data, ReadFailure):
-        return (FileReport(facts),
-                diag("unreadable_file", f"{name} {data.message}", file=name, path=path,
-                     step=ref.step, round=ref.round))
+    problem = name_rule(fname, Place(path, place.step, place.round, place.is_task, place.gen))
+    if place.fanin_fields and kind in (Kind.BAD_TAG, Kind.BAD_FINDING_NAME) and (
+            is_fanin_finding_glob(name) or name.endswith(FAN_IN_SUFFIX)):
+        # the fan-in counts and scores it whatever its name: its recount needs it
+        data = reader.read(name)
+        if not isinstance(data, ReadFailure):
+            if name.endswith(FAN_IN_SUFFIX):
+                facts.fanin_score = fanin_score_of(data)
+            else:
+                facts.fanin_change_type = fanin_change_type(data)
+        return FileReport(facts), problem
+    return None, problem
+
+
+def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryReader,
+                place: Place | None = None) -> tuple[FileReport | None, Diagnostic | None]:
+    """One round-directory entry: its name rule, a link or a read failure, else the
+    per-file rules. Returns (report, entry diagnostic); no report for entries that are
+    not reviewer output. ``check``, ``watch`` and ``hook`` judge entries through here."""
+    place = place or place_of(ref)
+    name = fname.name
+    kind = fname.kind
+    # (identity tests, not set membership: hashing an enum member costs, once a file)
+    if kind is Kind.FINDING or kind is Kind.CLEAN or kind is Kind.SIDECAR:
+        output = True
+    elif kind is Kind.VF_SKIP or kind is Kind.VF_BYPASS:
+        output = place.is_task
+    else:
+        output = False
+    if output and not is_symlink:  # the common case first: a file to read and judge
+        data = reader.read(name)
+        if isinstance(data, ReadFailure):
+            return (FileReport(_facts(fname)),
+                    diag("unreadable_file", f"{name} {data.message}", file=name,
+                         path=_join(ref.round_dir, name), step=ref.step, round=ref.round))
+    else:
+        return _not_judged(ref, fname, is_symlink, reader, place, output)
     report = fast_report(fname, data, place) if fm.FASTPATH else None
     if report is None:
-        report = judge_file(fname, data, Place(path, place.step, place.round, place.is_task,
-                                               place.gen, place.fanin_fields))
+        report = judge_file(fname, data, Place(_join(ref.round_dir, name), place.step,
+                                               place.round, place.is_task, place.gen,
+                                               place.fanin_fields))
     return report, None
 
 
@@ -193,28 +199,27 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
         listing = []
     extra = dict(contents or {})
     entries = {e.name: e for e in listing}
-    # split's reserved hidden names are the one exception to "hidden names are ignored":
-    # a round holding them is `split_incomplete`; in watch mode (ignore_temp) only while
-    # no split holds the round's lock (qrspi_guard/split/residue.py).
-    from qrspi_guard.split.residue import residue_diagnostics
-    entry_diags.extend(residue_diagnostics(ref.round_dir, entries, watching=ignore_temp,
-                                           step=ref.step, round=ref.round))
     names_seen = sorted(set(entries) | set(extra)) if extra else list(entries)
+    names = set(names_seen)
     beside = ctx.sides.beside(ref.step_dir, ref.round)
     assert ctx.resolver is not None
     gen = ctx.resolver.of(ref, names_seen, beside)
-    fanin_fields = bool(gen.outputs_inside & set(names_seen))
-    place = place_of(ref, gen, fanin_fields)
+    place = place_of(ref, gen, bool(gen.outputs_inside & names))
     reader = RoundReader(ref.round_dir, entries, extra)
     reports: list[FileReport] = []
+    residue: list[str] = []
     count = 0
     try:
         for name in names_seen:
-            fname = _CLASSIFIED.get(name) or classify_cached(name)
+            fname = classify_cached(name)
             kind = fname.kind
-            if kind is Kind.HIDDEN or kind is Kind.MANIFEST or (
-                    kind is Kind.FANIN_AUDIT and name in gen.outputs_inside):
-                continue  # ignored, or hidden bookkeeping read with the round's inputs
+            if kind is Kind.HIDDEN:
+                if name.startswith(RESERVED_PREFIX):
+                    residue.append(name)
+                continue
+            if kind is Kind.MANIFEST or (kind is Kind.FANIN_AUDIT
+                                         and name in gen.outputs_inside):
+                continue  # hidden bookkeeping, read with the round's inputs
             if ignore_temp and is_watch_temp(name):
                 continue
             count += 1
@@ -231,7 +236,15 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
                                 round=ref.round))
     finally:
         reader.close()
-    return RoundFiles(reports, entry_diags, count, gen, set(names_seen), beside)
+    if residue:
+        # split's reserved hidden names are the one exception to "hidden names are
+        # ignored": a round holding them is `split_incomplete`; in watch mode
+        # (ignore_temp) only while no split holds the round's lock
+        from qrspi_guard.split.residue import residue_diagnostics
+
+        entry_diags.extend(residue_diagnostics(ref.round_dir, residue, watching=ignore_temp,
+                                               step=ref.step, round=ref.round))
+    return RoundFiles(reports, entry_diags, count, gen, names, beside)
 
 
 def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,

@@ -16,26 +16,34 @@ from qrspi_guard.contract.generations import (
     APPLY_FIX,
     DEFAULT_GENERATION,
     FAN_IN,
+    FANIN_AUDIT,
     GENERATIONS,
+    KEPT_FINDINGS,
     Generation,
 )
 from qrspi_guard.discover import REVIEWS, RoundRef, scan_reviews
 from qrspi_guard.engine.sides import SideFiles
-from qrspi_guard.layout import Kind, classify
+from qrspi_guard.layout import Kind, classify_cached
+
+_FAN_IN_NAMES = frozenset({KEPT_FINDINGS, FANIN_AUDIT})
+_FAN_IN_SUFFIX = FAN_IN.sidecar.suffix
+_APPLY_FIX_SUFFIX = APPLY_FIX.sidecar.suffix
 
 
 def evidence(names: Iterable[str], beside: frozenset[str]) -> Generation | None:
-    """Rules 1 and 2 over a round's entry names and the suffixes of the files beside it."""
+    """Rules 1 and 2 over a round's entry names and the suffixes of the files beside it.
+    (Only names that can be evidence are classified: this runs over every round.)"""
     applyfix = False
     for name in names:
-        fname = classify(name)
-        kind = fname.kind
-        if kind is Kind.KEPT_LIST or kind is Kind.FANIN_AUDIT:
+        if ".score." not in name and name not in _FAN_IN_NAMES:
+            continue  # (one C-level test for the common name)
+        if name in _FAN_IN_NAMES:
             return FAN_IN
-        if kind is Kind.SIDECAR:
-            if fname.suffix == FAN_IN.sidecar.suffix:
+        if name.endswith(_FAN_IN_SUFFIX):
+            if classify_cached(name).kind is Kind.SIDECAR:
                 return FAN_IN
-            applyfix = True
+        elif not applyfix and name.endswith(_APPLY_FIX_SUFFIX):
+            applyfix = classify_cached(name).kind is Kind.SIDECAR
     if applyfix or (APPLY_FIX.verified_beside_suffix or "") in beside:
         return APPLY_FIX
     return None

@@ -23,10 +23,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.layout import Kind, classify
+from qrspi_guard.layout import RESERVED_PREFIX, Kind, classify
 from qrspi_guard.records import record
 
-RESERVED_PREFIX = ".qrspi-split."
 _NAME_RE = re.compile(r"\.qrspi-split\.(?P<id>[0-9a-f]{12})\."
                       r"(?:new\.(?P<name>[^/\0]+)|(?P<role>intent|intent-tmp))")
 #: An intent lists at most a round's worth of names; a bigger file is not one of ours.
