@@ -14,8 +14,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from qrspi_guard.api import check, check_round, round_status  # noqa: F401
-    from qrspi_guard.causes import CATALOGUE, Cause  # noqa: F401
-    from qrspi_guard.diagnostics import Diagnostic  # noqa: F401
+    from qrspi_guard.contract.causes import CATALOGUE, Cause  # noqa: F401
+    from qrspi_guard.contract.diagnostics import Diagnostic  # noqa: F401
     from qrspi_guard.engine.results import CheckResult, RoundResult  # noqa: F401
     from qrspi_guard.errors import GuardError, PathNotFound  # noqa: F401
 
@@ -29,9 +29,9 @@ _API = {
     "RoundResult": "qrspi_guard.engine",
     "PathNotFound": "qrspi_guard.errors",
     "GuardError": "qrspi_guard.errors",
-    "Diagnostic": "qrspi_guard.diagnostics",
-    "CATALOGUE": "qrspi_guard.causes",
-    "Cause": "qrspi_guard.causes",
+    "Diagnostic": "qrspi_guard.contract.diagnostics",
+    "CATALOGUE": "qrspi_guard.contract.causes",
+    "Cause": "qrspi_guard.contract.causes",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from qrspi_guard.config import Overrides
+from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.check import check_paths, check_round_dir
 from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.errors import PathNotFound
@@ -49,7 +49,7 @@ def check_round(round_dir: str, *, step: str | None = None,
 
 def round_status(result: RoundResult) -> dict[str, Any]:
     """The round status document (round-contract §8) for a round result."""
-    from qrspi_guard.status import status_document
+    from qrspi_guard.output.status import status_document
 
     return status_document(result)
 

@@ -1,6 +1,6 @@
 """One error hierarchy for failures that stop a command (never a reviewer's defect).
 
-A reviewer's defect is a :class:`~qrspi_guard.diagnostics.Diagnostic`, data that a
+A reviewer's defect is a :class:`~qrspi_guard.contract.diagnostics.Diagnostic`, data that a
 report renders. A failure that keeps a command from doing its job at all (a path that
 does not exist, an output that cannot be written, a configuration file that does not
 parse) is one of these exceptions. The core raises them, never click's; the command

@@ -108,22 +108,22 @@ def _build(klass: type[T], frozen: bool, eq: bool) -> type[T]:
     exec(src, env)  # noqa: S102 - a generated __init__, as dataclasses does
     init = env["__init__"]
     init.__qualname__ = f"{klass.__qualname__}.__init__"  # type: ignore[attr-defined]
-    klass.__init__ = init  # type: ignore[misc]
+    klass.__init__ = init  # type: ignore[method-assign, assignment]
     klass.__record_fields__ = tuple(names)  # type: ignore[attr-defined]
     klass.__record_defaults__ = defaults  # type: ignore[attr-defined]
     klass.__record_factories__ = factories  # type: ignore[attr-defined]
-    klass.__match_args__ = tuple(names)  # type: ignore[attr-defined]
+    klass.__match_args__ = tuple(names)  # type: ignore[attr-defined, misc]
     if "__repr__" not in klass.__dict__:
-        klass.__repr__ = _repr  # type: ignore[assignment]
+        klass.__repr__ = _repr  # type: ignore[method-assign]
     if eq and "__eq__" not in klass.__dict__:
-        klass.__eq__ = _eq  # type: ignore[assignment]
+        klass.__eq__ = _eq  # type: ignore[method-assign]
         if frozen:
-            klass.__hash__ = _hash  # type: ignore[assignment]
+            klass.__hash__ = _hash  # type: ignore[method-assign]
         else:
             klass.__hash__ = None  # type: ignore[assignment]
     if frozen:
-        klass.__setattr__ = _frozen_setattr  # type: ignore[assignment]
-        klass.__delattr__ = _frozen_setattr  # type: ignore[assignment]
+        klass.__setattr__ = _frozen_setattr  # type: ignore[method-assign]
+        klass.__delattr__ = _frozen_setattr  # type: ignore[method-assign]
     return klass
 
 
@@ -139,7 +139,7 @@ def _repr(self: object) -> str:
 
 def _eq(self: object, other: object) -> bool:
     if other.__class__ is not self.__class__:
-        return NotImplemented
+        return NotImplemented  # type: ignore[no-any-return]  # typeshed: NotImplementedType(Any)
     return _values(self) == _values(other)
 
 
@@ -165,7 +165,7 @@ def replace(obj: T, **changes: object) -> T:
     if unknown:
         raise TypeError(f"{klass.__qualname__} has no field {sorted(unknown)[0]!r}")
     values = {n: changes[n] if n in changes else getattr(obj, n) for n in names}
-    return klass(**values)  # type: ignore[call-arg]
+    return klass(**values)
 
 
 def asdict(obj: object) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Helpers shared by the generations.md tests (tests/test_generations*.py).
 
 Builders for fan-in and apply-fix rounds on a real filesystem and a thin wrapper over
-the engine's ``check_paths`` with :class:`~qrspi_guard.config.Overrides`.
+the engine's ``check_paths`` with :class:`~qrspi_guard.contract.runconfig.Overrides`.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from conftest import FINDING, Run
-
-from qrspi_guard.config import Overrides
-from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import CheckResult, check_paths
+from tests.support import FINDING, Run
 
 #: a run whose verifier is on (the conftest default switches it off)
 VERIFIER_ON = "second_reviewer: false\nverifier_enabled: true\n"

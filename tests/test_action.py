@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import FIXTURES, REPO, SCRIPT
+
+from tests.support import FIXTURES, REPO, SCRIPT
 
 CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
 ACTION = REPO / "action.yml"

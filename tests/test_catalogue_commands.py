@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
 
-from qrspi_guard.causes import CATALOGUE
+from qrspi_guard.contract.causes import CATALOGUE
+from tests.support import run_cli, run_main
 
 
 @pytest.mark.parametrize("cause", sorted(CATALOGUE))
@@ -47,7 +47,7 @@ def test_matrix_json_both_columns_and_one_step() -> None:
 
 
 def test_schema_enums_come_from_the_rules_constants() -> None:
-    from qrspi_guard.schema import CHANGE_TYPES, SEVERITIES
+    from qrspi_guard.contract.schema import CHANGE_TYPES, SEVERITIES
 
     doc = json.loads(run_cli("schema").stdout)
     finding = doc["finding"]
@@ -59,11 +59,11 @@ def test_schema_enums_come_from_the_rules_constants() -> None:
     assert finding["additionalProperties"] is True
     assert doc["clean"]["properties"]["findings"]["const"] == 0
     assert "findings" not in doc["clean"]["required"]
-    sidecar = json.loads(run_cli("schema", "--kind", "sidecar").stdout)
+    sidecar = json.loads(run_main("schema", "--kind", "sidecar").stdout)
     assert "score" in sidecar["properties"]
 
 
 def test_matrix_accepts_the_integration_rows_by_name() -> None:
-    rows = json.loads(run_cli("matrix", "--step", "integrate", "--format", "json").stdout)
+    rows = json.loads(run_main("matrix", "--step", "integrate", "--format", "json").stdout)
     assert [r["row"] for r in rows] == ["integrate"]
-    assert run_cli("matrix", "--step", "implement-gate").returncode == 0
+    assert run_main("matrix", "--step", "implement-gate").returncode == 0

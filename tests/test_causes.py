@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, SCRIPT, run_cli
 
-from qrspi_guard.causes import CATALOGUE
+from qrspi_guard.contract.causes import CATALOGUE
+from tests.support import FIXTURES, REPO, SCRIPT, run_main
 
 INDEX = json.loads((FIXTURES / "causes" / "index.json").read_text())
 SPEC = REPO.parent / "shared" / "spec" / "round-contract.md"
@@ -41,7 +41,7 @@ def test_every_cause_has_a_fixture() -> None:
                                           and "setup" not in INDEX[c]))
 def test_cause_fixture_triggers_its_cause(cause: str) -> None:
     entry = INDEX[cause]
-    proc = run_cli("check", "--format", "json", *entry["args"], entry["path"], cwd=FIXTURES)
+    proc = run_main("check", "--format", "json", *entry["args"], entry["path"], cwd=FIXTURES)
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
     causes = {d["cause"] for d in doc["diagnostics"]}
@@ -58,14 +58,14 @@ def test_split_would_mix_attempts_fixture(tmp_path: Path) -> None:
     work = tmp_path / "fx"
     shutil.copytree(FIXTURES / entry["path"], work / entry["path"], symlinks=True)
     before = sorted(p.name for p in (work / entry["args"][1]).iterdir())
-    proc = run_cli("split", *entry["args"], cwd=work)
+    proc = run_main("split", *entry["args"], cwd=work)
     assert proc.returncode == 1
     assert b"split_would_mix_attempts" in proc.stderr
     assert sorted(p.name for p in (work / entry["args"][1]).iterdir()) == before
 
 
 def test_valid_run_is_completely_clean() -> None:
-    proc = run_cli("check", "--format", "json", "--strict", "valid", cwd=FIXTURES)
+    proc = run_main("check", "--format", "json", "--strict", "valid", cwd=FIXTURES)
     doc = json.loads(proc.stdout)
     assert doc["diagnostics"] == []
     assert proc.returncode == 0
@@ -74,7 +74,7 @@ def test_valid_run_is_completely_clean() -> None:
 
 
 def test_example_run_reports_its_three_realistic_defects() -> None:
-    proc = run_cli("check", "--format", "json", "example", cwd=FIXTURES)
+    proc = run_main("check", "--format", "json", "example", cwd=FIXTURES)
     doc = json.loads(proc.stdout)
     got = sorted((d["cause"], Path(d["path"]).name) for d in doc["diagnostics"])
     assert got == [

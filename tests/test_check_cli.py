@@ -8,19 +8,19 @@ import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conftest import FIXTURES, Run, run_cli
+from tests.support import FIXTURES, Run, run_main
 
 EXAMPLE = "example"
 
 
 def test_exit_0_on_a_clean_run() -> None:
-    proc = run_cli("check", "valid", cwd=FIXTURES)
+    proc = run_main("check", "valid", cwd=FIXTURES)
     assert proc.returncode == 0
     assert proc.stdout.decode().strip().endswith("0 errors, 0 warnings")
 
 
 def test_exit_1_on_a_halt_with_text_lines_and_summary() -> None:
-    proc = run_cli("check", EXAMPLE, cwd=FIXTURES)
+    proc = run_main("check", EXAMPLE, cwd=FIXTURES)
     assert proc.returncode == 1
     lines = proc.stdout.decode().splitlines()
     assert any(":4: error change_type_out_of_enum: change_type 'corectness'" in ln for ln in lines)
@@ -28,14 +28,14 @@ def test_exit_1_on_a_halt_with_text_lines_and_summary() -> None:
 
 
 def test_exit_2_on_a_missing_path_with_one_line() -> None:
-    proc = run_cli("check", "no/such/dir")
+    proc = run_main("check", "no/such/dir")
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().splitlines() == [
         "qrspi-guard: error: path not found: no/such/dir"]
 
 
 def test_exit_2_on_an_unknown_option() -> None:
-    proc = run_cli("check", "--no-such-option")
+    proc = run_main("check", "--no-such-option")
     assert proc.returncode == 2
     assert b"No such option" in proc.stderr
     assert b"Traceback" not in proc.stderr
@@ -45,7 +45,7 @@ def test_version_and_module_entry_point() -> None:
     import subprocess
     import sys
 
-    proc = run_cli("--version")
+    proc = run_main("--version")
     assert proc.returncode == 0 and b"qrspi-guard, version" in proc.stdout
     mod = subprocess.run([sys.executable, "-m", "qrspi_guard", "check", "valid"], cwd=FIXTURES,
                          capture_output=True)
@@ -53,7 +53,7 @@ def test_version_and_module_entry_point() -> None:
 
 
 def test_json_format_carries_path_step_round_and_summary() -> None:
-    doc = json.loads(run_cli("check", "--format", "json", EXAMPLE, cwd=FIXTURES).stdout)
+    doc = json.loads(run_main("check", "--format", "json", EXAMPLE, cwd=FIXTURES).stdout)
     d = next(x for x in doc["diagnostics"] if x["cause"] == "change_type_out_of_enum")
     assert d["level"] == "error" and d["field"] == "change_type" and d["value"] == "corectness"
     assert d["step"] == "design" and d["round"] == 2 and d["line"] == 4
@@ -66,9 +66,9 @@ def test_json_format_carries_path_step_round_and_summary() -> None:
 
 
 def test_sarif_is_2_1_0_with_one_rule_per_cause() -> None:
-    from qrspi_guard.causes import CATALOGUE
+    from qrspi_guard.contract.causes import CATALOGUE
 
-    doc = json.loads(run_cli("check", "--format", "sarif", EXAMPLE, cwd=FIXTURES).stdout)
+    doc = json.loads(run_main("check", "--format", "sarif", EXAMPLE, cwd=FIXTURES).stdout)
     assert doc["version"] == "2.1.0"
     run = doc["runs"][0]
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
@@ -81,7 +81,7 @@ def test_sarif_is_2_1_0_with_one_rule_per_cause() -> None:
 
 
 def test_junit_has_a_suite_per_round_and_a_failing_case_for_a_silent_reviewer() -> None:
-    proc = run_cli("check", "--format", "junit", EXAMPLE, cwd=FIXTURES)
+    proc = run_main("check", "--format", "junit", EXAMPLE, cwd=FIXTURES)
     root = ET.fromstring(proc.stdout)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert "design/round-02" in suites
@@ -96,16 +96,16 @@ def test_junit_has_a_suite_per_round_and_a_failing_case_for_a_silent_reviewer() 
 
 def test_output_file_gets_the_machine_format_while_stdout_stays_text(tmp_path: Path) -> None:
     out = tmp_path / "guard.sarif"
-    proc = run_cli("check", "--format", "sarif", "--output", str(out), EXAMPLE, cwd=FIXTURES)
+    proc = run_main("check", "--format", "sarif", "--output", str(out), EXAMPLE, cwd=FIXTURES)
     assert proc.returncode == 1
     assert json.loads(out.read_text())["version"] == "2.1.0"
     assert proc.stdout.decode().splitlines()[-1].startswith("4 rounds, 12 files")
 
 
 def test_text_is_never_coloured_off_a_terminal_or_with_no_color() -> None:
-    proc = run_cli("check", EXAMPLE, cwd=FIXTURES)
+    proc = run_main("check", EXAMPLE, cwd=FIXTURES)
     assert b"\x1b[" not in proc.stdout
-    proc = run_cli("check", EXAMPLE, cwd=FIXTURES, env={"NO_COLOR": "1"})
+    proc = run_main("check", EXAMPLE, cwd=FIXTURES, env={"NO_COLOR": "1"})
     assert b"\x1b[" not in proc.stdout
 
 
@@ -113,7 +113,7 @@ def test_colour_on_a_terminal_unless_no_color() -> None:
     import pty
     import subprocess
 
-    from conftest import SCRIPT
+    from tests.support import SCRIPT
 
     def on_tty(env: dict[str, str]) -> bytes:
         leader, follower = pty.openpty()
@@ -144,10 +144,10 @@ def test_strict_fails_on_warnings_and_quiet_hides_them(run: Run) -> None:
         "referenced_files: []\nartifact: goals\nround: 1\nreviewer: quality-claude\n---\n\n"
         "Mixed terminators in the goals list.\n\n"))
     run.clean("goals", 1, "scope-claude")
-    assert run_cli("check", str(run.root)).returncode == 0
-    proc = run_cli("check", "--strict", str(run.root))
+    assert run_main("check", str(run.root)).returncode == 0
+    proc = run_main("check", "--strict", str(run.root))
     assert proc.returncode == 1 and b"trailing_newline" in proc.stdout
-    quiet = run_cli("check", "--quiet", str(run.root))
+    quiet = run_main("check", "--quiet", str(run.root))
     assert b"trailing_newline" not in quiet.stdout and quiet.returncode == 0
 
 
@@ -157,7 +157,7 @@ def test_fix_normalises_trailing_newlines_only(run: Run) -> None:
     p.write_bytes(original + b"\n\n")
     q = run.clean("goals", 1, "scope-claude")
     q.write_bytes(q.read_bytes().rstrip(b"\n"))
-    proc = run_cli("check", "--fix", str(run.root))
+    proc = run_main("check", "--fix", str(run.root))
     assert proc.returncode == 0
     assert p.read_bytes() == original
     assert q.read_bytes().endswith(b"---\n") and not q.read_bytes().endswith(b"\n\n")
@@ -168,7 +168,7 @@ def test_fix_normalises_trailing_newlines_only(run: Run) -> None:
 def test_files_given_one_by_one_are_grouped_and_their_round_checked_whole(run: Run) -> None:
     f = run.finding("design", 1, "quality-claude")
     g = run.finding("design", 1, "quality-claude", n=2)
-    proc = run_cli("check", "--format", "json", str(f), str(g))
+    proc = run_main("check", "--format", "json", str(f), str(g))
     doc = json.loads(proc.stdout)
     assert len(doc["rounds"]) == 1
     # the round is judged whole: scope-claude never wrote
@@ -176,10 +176,10 @@ def test_files_given_one_by_one_are_grouped_and_their_round_checked_whole(run: R
 
 
 def test_several_paths_at_once(tmp_path: Path) -> None:
-    proc = run_cli("check", "--format", "json", "valid", EXAMPLE, cwd=FIXTURES)
+    proc = run_main("check", "--format", "json", "valid", EXAMPLE, cwd=FIXTURES)
     doc = json.loads(proc.stdout)
     assert doc["summary"]["rounds"] == 4 + len(json.loads(
-        run_cli("check", "--format", "json", "valid", cwd=FIXTURES).stdout)["rounds"])
+        run_main("check", "--format", "json", "valid", cwd=FIXTURES).stdout)["rounds"])
 
 
 def test_overrides_check_a_bare_round_directory(tmp_path: Path) -> None:
@@ -188,12 +188,12 @@ def test_overrides_check_a_bare_round_directory(tmp_path: Path) -> None:
     Run(tmp_path).clean("design", 1, "quality-claude")  # writes under reviews/, unused
     (bare / "quality-claude.clean.md").write_text(
         "---\nreviewer: quality-claude\nround: 1\nfindings: 0\n---\n")
-    proc = run_cli("check", "--format", "json", str(bare))
+    proc = run_main("check", "--format", "json", str(bare))
     assert {d["cause"] for d in json.loads(proc.stdout)["diagnostics"]} == {"config_missing"}
-    proc = run_cli("check", "--format", "json", "--no-second-reviewer", str(bare))
+    proc = run_main("check", "--format", "json", "--no-second-reviewer", str(bare))
     causes = [(d["cause"], d.get("tag")) for d in json.loads(proc.stdout)["diagnostics"]]
     assert causes == [("expected_tag_no_output", "scope-claude")]
-    proc = run_cli("check", "--no-second-reviewer", "--step", "research", str(bare))
+    proc = run_main("check", "--no-second-reviewer", "--step", "research", str(bare))
     assert proc.returncode == 0
 
 
@@ -202,7 +202,7 @@ def test_write_status_writes_the_round_status_file_beside_the_round(tmp_path: Pa
 
     work = tmp_path / "ex"
     shutil.copytree(FIXTURES / EXAMPLE, work, symlinks=True)
-    proc = run_cli("check", "--write-status", str(work))
+    proc = run_main("check", "--write-status", str(work))
     assert proc.returncode == 1
     design = next(work.rglob("reviews/design"))
     doc = json.loads((design / "round-02-guard.json").read_text())
@@ -222,7 +222,7 @@ def test_write_status_writes_the_round_status_file_beside_the_round(tmp_path: Pa
     # a fix on disk clears the halt on the next run
     f = design / "round-02" / "quality-claude.finding-F01.md"
     f.write_text(f.read_text().replace("corectness", "correctness"))
-    run_cli("check", "--write-status", str(work))
+    run_main("check", "--write-status", str(work))
     doc = json.loads((design / "round-02-guard.json").read_text())
     assert "change_type_out_of_enum" not in {h["cause"] for h in doc["halts"]}
 
@@ -232,7 +232,7 @@ def test_write_status_is_atomic_for_a_concurrent_reader(tmp_path: Path) -> None:
 
     work = tmp_path / "ex"
     shutil.copytree(FIXTURES / EXAMPLE, work, symlinks=True)
-    run_cli("check", "--write-status", str(work))
+    run_main("check", "--write-status", str(work))
     target = next(work.rglob("round-02-guard.json"))
     bad: list[str] = []
     stop = threading.Event()
@@ -248,7 +248,7 @@ def test_write_status_is_atomic_for_a_concurrent_reader(tmp_path: Path) -> None:
     t.start()
     try:
         for _ in range(5):
-            run_cli("check", "--write-status", str(work))
+            run_main("check", "--write-status", str(work))
     finally:
         stop.set()
         t.join()
@@ -261,7 +261,7 @@ def test_without_write_status_check_writes_nothing(tmp_path: Path) -> None:
     work = tmp_path / "ex"
     shutil.copytree(FIXTURES / EXAMPLE, work, symlinks=True)
     before = sorted(str(p) for p in work.rglob("*"))
-    run_cli("check", str(work))
+    run_main("check", str(work))
     assert sorted(str(p) for p in work.rglob("*")) == before
 
 
@@ -272,11 +272,11 @@ def test_github_format_escapes_injection_and_writes_the_step_summary(run: Run,
     for n in range(2, 14):
         run.finding("goals", 1, "quality-claude", n=n, severity="urgent")
     summary = tmp_path / "summary.md"
-    proc = run_cli("check", "--format", "github", str(run.root),
+    proc = run_main("check", "--format", "github", str(run.root),
                    env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert proc.returncode == 1
     out = proc.stdout.decode()
-    n_diags = len(json.loads(run_cli("check", "--format", "json", str(run.root)).stdout)[
+    n_diags = len(json.loads(run_main("check", "--format", "json", str(run.root)).stdout)[
         "diagnostics"])
     commands = [ln for ln in out.split("\n") if ln.startswith("::")]
     # one command per diagnostic plus the cut notice: the finding added no line
@@ -298,7 +298,7 @@ def test_github_format_escapes_injection_and_writes_the_step_summary(run: Run,
 
 def test_text_output_escapes_terminal_sequences_from_a_finding(run: Run) -> None:
     run.finding("goals", 1, "quality-claude", change_type='"\\e]0;owned\\a\\e[2J\\nFAKE: line"')
-    proc = run_cli("check", str(run.root))
+    proc = run_main("check", str(run.root))
     out = proc.stdout
     assert b"\x1b" not in out and b"\x07" not in out
     assert not any(line.startswith(b"FAKE") for line in out.splitlines())
@@ -309,17 +309,17 @@ def test_relative_paths_from_inside_the_tree_find_the_run_config(run: Run) -> No
     round_dir = run.root / "reviews" / "design" / "round-01"
     for cwd, arg in ((round_dir, "."), (round_dir, ".."), (round_dir.parent, "."),
                      (run.root / "reviews", "."), (run.root / "reviews", "design/round-01")):
-        doc = json.loads(run_cli("check", "--format", "json", arg, cwd=cwd).stdout)
+        doc = json.loads(run_main("check", "--format", "json", arg, cwd=cwd).stdout)
         assert [(d["cause"], d.get("tag")) for d in doc["diagnostics"]] == [
             ("expected_tag_no_output", "scope-claude")], (cwd, arg)
-    proc = run_cli("check", "--write-status", ".", cwd=round_dir)
+    proc = run_main("check", "--write-status", ".", cwd=round_dir)
     assert proc.returncode == 1
     assert (round_dir.parent / "round-01-guard.json").exists()
 
 
 def test_usage_errors_are_one_line_on_stderr() -> None:
     for args in (["check", "--no-such-option"], ["check", "--format", "xml"], ["nosuch"]):
-        proc = run_cli(*args)
+        proc = run_main(*args)
         assert proc.returncode == 2
         err = proc.stderr.decode()
         assert err.startswith("qrspi-guard: error: ") and err.count("\n") == 1, err
@@ -327,10 +327,10 @@ def test_usage_errors_are_one_line_on_stderr() -> None:
 
 def test_a_mistyped_step_is_exit_2_not_a_silent_pass(run: Run) -> None:
     run.clean("plan", 1, "quality-claude")
-    proc = run_cli("check", "--step", "plna", str(run.root))
+    proc = run_main("check", "--step", "plna", str(run.root))
     assert proc.returncode == 2 and b"unknown step 'plna'" in proc.stderr
-    assert run_cli("check", "--step", "plan", str(run.root)).returncode == 1
-    assert run_cli("check", "--step", "implement-gate", str(run.root)).returncode == 1
+    assert run_main("check", "--step", "plan", str(run.root)).returncode == 1
+    assert run_main("check", "--step", "implement-gate", str(run.root)).returncode == 1
 
 
 def test_symlinked_round_and_step_directories_are_reported_not_skipped(run: Run,
@@ -343,7 +343,7 @@ def test_symlinked_round_and_step_directories_are_reported_not_skipped(run: Run,
     (run.root / "reviews" / "goals").symlink_to(real.root / "reviews" / "design")
     run.clean("research", 1, "quality-claude")
     (run.root / "reviews" / "research" / "round-01" / "dirlink").symlink_to(tmp_path)
-    doc = json.loads(run_cli("check", "--format", "json", str(run.root)).stdout)
+    doc = json.loads(run_main("check", "--format", "json", str(run.root)).stdout)
     got = sorted((d["cause"], Path(d["path"]).name) for d in doc["diagnostics"])
     assert got == [("symlink_in_round_dir", "dirlink"), ("symlink_in_round_dir", "goals"),
                    ("symlink_in_round_dir", "round-01")]
@@ -353,7 +353,7 @@ def test_sarif_uris_are_percent_encoded(run: Run) -> None:
     d = run.round_dir("research", 1)
     (d / "notes a#b?%41.md").write_text("x")
     run.clean("research", 1, "quality-claude")
-    doc = json.loads(run_cli("check", "--format", "sarif", str(run.root)).stdout)
+    doc = json.loads(run_main("check", "--format", "sarif", str(run.root)).stdout)
     (result,) = doc["runs"][0]["results"]
     uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.endswith("/notes%20a%23b%3F%2541.md")
@@ -361,5 +361,5 @@ def test_sarif_uris_are_percent_encoded(run: Run) -> None:
 
 def test_a_legacy_file_passed_directly_is_reported_as_legacy(run: Run) -> None:
     legacy = run.write("reviews/design/round-01-claude.md", "old round\n")
-    doc = json.loads(run_cli("check", "--format", "json", str(legacy)).stdout)
+    doc = json.loads(run_main("check", "--format", "json", str(legacy)).stdout)
     assert [d["cause"] for d in doc["diagnostics"]] == ["legacy_layout"]

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCRIPT, Run, run_cli
 
 from qrspi_guard.cli.check import use_color
+from tests.support import FIXTURES, SCRIPT, Run, run_main
 
 EXAMPLE = FIXTURES / "example"
 F01 = next(EXAMPLE.rglob("design/round-02/quality-claude.finding-F01.md"))
@@ -20,7 +20,7 @@ F01 = next(EXAMPLE.rglob("design/round-02/quality-claude.finding-F01.md"))
 
 def test_stdin_is_judged_as_the_file_at_stdin_filename_with_its_round() -> None:
     fixed = F01.read_bytes().replace(b"corectness", b"correctness")
-    proc = run_cli("check", "--format", "json", "--stdin-filename", str(F01), "-",
+    proc = run_main("check", "--format", "json", "--stdin-filename", str(F01), "-",
                    input=fixed)
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
@@ -28,7 +28,7 @@ def test_stdin_is_judged_as_the_file_at_stdin_filename_with_its_round() -> None:
     assert [d["cause"] for d in doc["diagnostics"]] == ["expected_tag_no_output",
                                                         "missing_change_type"]
     assert F01.read_bytes() != fixed  # nothing written
-    proc = run_cli("check", "--stdin-filename", str(F01), "-", input=F01.read_bytes())
+    proc = run_main("check", "--stdin-filename", str(F01), "-", input=F01.read_bytes())
     assert b":4: error change_type_out_of_enum" in proc.stdout
 
 
@@ -36,11 +36,11 @@ def test_stdin_for_a_new_file_and_for_a_loose_finding(run: Run, tmp_path: Path) 
     run.clean("goals", 1, "scope-claude")
     new = run.root / "reviews/goals/round-01/quality-claude.finding-F01.md"
     body = (FIXTURES / "valid/reviews/goals/round-01/quality-claude.finding-F01.md").read_bytes()
-    proc = run_cli("check", "--stdin-filename", str(new), "-", input=body)
+    proc = run_main("check", "--stdin-filename", str(new), "-", input=body)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not new.exists()
     loose = tmp_path / "quality-claude.finding-F01.md"
-    proc = run_cli("check", "--format", "json", "--stdin-filename", str(loose), "-",
+    proc = run_main("check", "--format", "json", "--stdin-filename", str(loose), "-",
                    input=b"no frontmatter\n")
     assert [d["cause"] for d in json.loads(proc.stdout)["diagnostics"]] == ["no_frontmatter"]
 
@@ -48,13 +48,13 @@ def test_stdin_for_a_new_file_and_for_a_loose_finding(run: Run, tmp_path: Path) 
 def test_stdin_needs_both_the_dash_and_the_file_name() -> None:
     for args in (["check", "-"], ["check", "--stdin-filename", "x.md", "a", "b"],
                  ["check", "--fix", "--stdin-filename", "x.md", "-"]):
-        proc = run_cli(*args, input=b"")
+        proc = run_main(*args, input=b"")
         assert proc.returncode == 2 and proc.stderr.count(b"\n") == 1, args
 
 
 def test_dash_v_prints_the_version() -> None:
     for flag in ("-V", "--version"):
-        proc = run_cli(flag)
+        proc = run_main(flag)
         assert proc.returncode == 0 and proc.stdout.startswith(b"qrspi-guard, version ")
 
 
@@ -68,14 +68,14 @@ def test_colour_rule_flag_then_no_color_then_force_color_then_the_terminal() -> 
 
 
 def test_color_always_and_force_color_colour_a_pipe_and_never_wins() -> None:
-    assert b"\x1b[31merror" in run_cli("check", "--color", "always", str(EXAMPLE)).stdout
-    assert b"\x1b[31merror" in run_cli("check", str(EXAMPLE), env={"FORCE_COLOR": "1"}).stdout
-    assert b"\x1b[" not in run_cli("check", str(EXAMPLE),
+    assert b"\x1b[31merror" in run_main("check", "--color", "always", str(EXAMPLE)).stdout
+    assert b"\x1b[31merror" in run_main("check", str(EXAMPLE), env={"FORCE_COLOR": "1"}).stdout
+    assert b"\x1b[" not in run_main("check", str(EXAMPLE),
                                    env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
-    assert b"\x1b[" not in run_cli("check", "--no-color", "--color", "always",
+    assert b"\x1b[" not in run_main("check", "--no-color", "--color", "always",
                                    str(EXAMPLE)).stdout
     # machine formats are never coloured
-    assert b"\x1b[" not in run_cli("check", "--format", "json", "--color", "always",
+    assert b"\x1b[" not in run_main("check", "--format", "json", "--color", "always",
                                    str(EXAMPLE)).stdout
 
 
@@ -110,7 +110,7 @@ def warned(run: Run) -> Run:
 
 def test_quiet_is_honoured_by_every_format(warned: Run) -> None:
     def shown(fmt: str, *extra: str) -> bytes:
-        out = run_cli("check", "--format", fmt, *extra, str(warned.root)).stdout
+        out = run_main("check", "--format", fmt, *extra, str(warned.root)).stdout
         if fmt == "sarif":  # the rules list names every cause: look at the results
             return json.dumps(json.loads(out)["runs"][0]["results"]).encode()
         return out
@@ -126,9 +126,9 @@ def test_quiet_is_honoured_by_every_format(warned: Run) -> None:
 
 
 def test_bash_completion_is_generated_as_documented() -> None:
-    proc = run_cli(env={"_QRSPI_GUARD_COMPLETE": "bash_source"})
+    proc = run_main(env={"_QRSPI_GUARD_COMPLETE": "bash_source"})
     assert proc.returncode == 0
     assert b"_qrspi_guard_completion" in proc.stdout
-    proc = run_cli(env={"_QRSPI_GUARD_COMPLETE": "bash_complete", "COMP_WORDS": "qrspi-guard ch",
+    proc = run_main(env={"_QRSPI_GUARD_COMPLETE": "bash_complete", "COMP_WORDS": "qrspi-guard ch",
                         "COMP_CWORD": "1"})
     assert b"check" in proc.stdout

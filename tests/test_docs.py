@@ -5,9 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO
-
-from qrspi_guard.causes import markdown_table
+from qrspi_guard.contract.causes import markdown_table
+from tests.support import REPO
 
 
 def test_readme_cause_section_is_generated_from_the_catalogue() -> None:

@@ -9,22 +9,19 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, run_cli
 
-from qrspi_guard import fastjudge
-from qrspi_guard import frontmatter as fm
-from qrspi_guard.layout import classify
-from qrspi_guard.rules.files import Place, judge_file
+from qrspi_guard.contract.layout import classify
+from qrspi_guard.parse import frontmatter as fm
+from qrspi_guard.rules import fastjudge
+from qrspi_guard.rules.facts import Place
+from qrspi_guard.rules.files import judge_file
+from tests.support import FIXTURES, load_benchmark, run_cli, run_main
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import corpus  # noqa: E402
-
-sys.path.pop(0)
+corpus = load_benchmark("corpus")
 
 #: (name, environment): the reference first (C loader only, one process).
 VARIANTS = [
@@ -37,11 +34,21 @@ VARIANTS = [
 ]
 
 
+def run_variant(name: str, env: dict[str, str], *args: str, cwd: Path | None = None,
+                timeout: float = 300) -> Any:
+    """`check` in a variant: through the console script when the variant turns the fast
+    path off (read once, at import) and for the default; else in this process, which
+    reads ``QRSPI_GUARD_JOBS`` per call and forks its workers the same way."""
+    if "QRSPI_GUARD_NO_FASTPATH" in env or name == "default":
+        return run_cli("check", *args, env=env, cwd=cwd, timeout=timeout)
+    return run_main("check", *args, env=env, cwd=cwd, timeout=timeout)
+
+
 def assert_identical_outputs(*args: str, variants: list[tuple[str, dict[str, str]]] = VARIANTS,
                              cwd: Path | None = None) -> dict[str, Any]:
     outputs = []
     for name, env in variants:
-        proc = run_cli("check", *args, "--format", "json", env=env, cwd=cwd, timeout=300)
+        proc = run_variant(name, env, *args, "--format", "json", cwd=cwd)
         assert proc.returncode in (0, 1), (name, proc.stderr)
         outputs.append((name, proc.returncode, proc.stdout))
     ref_name, ref_code, ref_out = outputs[0]
@@ -209,9 +216,9 @@ def test_cause_fixtures_give_identical_json_and_still_trigger_their_cause() -> N
         if "setup" in entry:  # needs a setup git cannot store (test_causes.py makes it)
             continue
         outs = []
-        for _, env in QUICK:
-            proc = run_cli("check", entry["path"], "--format", "json", *entry["args"],
-                           env=env, cwd=FIXTURES)
+        for variant, env in QUICK:
+            proc = run_variant(variant, env, entry["path"], "--format", "json", *entry["args"],
+                               cwd=FIXTURES)
             outs.append((proc.returncode, proc.stdout))
         assert outs[1] == outs[0] and outs[2] == outs[0], name
         if outs[0][1].startswith(b"{"):
@@ -224,7 +231,7 @@ def test_cause_fixtures_give_identical_json_and_still_trigger_their_cause() -> N
 
 
 def _json(result: Any) -> str:
-    from qrspi_guard.report import ReportOptions, renderer
+    from qrspi_guard.output import ReportOptions, renderer
 
     return renderer("json")(result, ReportOptions())
 

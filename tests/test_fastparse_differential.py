@@ -9,8 +9,6 @@ the same key lines, the same plain scalar text per key and the same duplicate ke
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +16,9 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from qrspi_guard import fastparse
-from qrspi_guard import frontmatter as fm
+from qrspi_guard.parse import fastparse
+from qrspi_guard.parse import frontmatter as fm
+from tests.support import load_benchmark
 
 pytestmark = pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"),
                                 reason="the reference is PyYAML's C loader")
@@ -234,12 +233,7 @@ def test_fast_path_agrees_on_mutated_frontmatter(text: str) -> None:
 
 
 def _corpus_module() -> Any:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    try:
-        import corpus
-    finally:
-        sys.path.pop(0)
-    return corpus
+    return load_benchmark("corpus")
 
 
 @pytest.mark.parametrize("shape", ["canonical", "mixed"])

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, run_cli
+from tests.support import FIXTURES, run_main
 
 FANIN_RUN = Path("example-fanin/docs/qrspi/2026-06-09-webhook-retries")
 
 
 def _check(path: str) -> tuple[int, dict[str, Any]]:
-    proc = run_cli("check", "--format", "json", path, cwd=FIXTURES)
+    proc = run_main("check", "--format", "json", path, cwd=FIXTURES)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrspi_guard import frontmatter as fm
-from qrspi_guard.causes import CATALOGUE
-from qrspi_guard.config import Overrides
+from qrspi_guard.contract.causes import CATALOGUE
+from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import check_paths
-from qrspi_guard.report import ReportOptions
-from qrspi_guard.report.json_format import document
+from qrspi_guard.output import ReportOptions
+from qrspi_guard.output.json_format import document
+from qrspi_guard.parse import frontmatter as fm
 
 BIG = "9" * 5000
 FINDING = ("---\nfinding_id: R{r}-F{n}\nseverity: {sev}\nchange_type: {ct}\n"

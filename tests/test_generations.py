@@ -11,8 +11,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from genkit import (
+
+from qrspi_guard.contract.generations import FAN_IN, FindingContract
+from qrspi_guard.contract.layout import classify
+from qrspi_guard.records import replace
+from qrspi_guard.rules.facts import Place
+from qrspi_guard.rules.fastjudge import fast_report
+from qrspi_guard.rules.files import judge_file
+from tests.genkit import (
     AUDIT,
     KEPT,
     audit_json,
@@ -27,12 +33,7 @@ from genkit import (
     put,
     sidecar_md,
 )
-
-from qrspi_guard.contract.generations import FAN_IN, FindingContract
-from qrspi_guard.fastjudge import fast_report
-from qrspi_guard.layout import classify
-from qrspi_guard.records import replace
-from qrspi_guard.rules.files import Place, judge_file
+from tests.support import run_main
 
 Q = "quality-claude"
 S = "scope-claude"
@@ -190,14 +191,14 @@ def test_protocol_fan_in_makes_score_yml_wrong_extension(tmp_path: Path) -> None
 
 def test_protocol_is_in_the_json_rounds_and_in_the_status_file(tmp_path: Path) -> None:
     run, clean_no = _majority_run(tmp_path, applyfix=1, fanin=0)
-    proc = run_cli("check", "--format", "json", "--write-status", str(run.root))
+    proc = run_main("check", "--format", "json", "--write-status", str(run.root))
     doc = json.loads(proc.stdout)
     assert [r["protocol"] for r in doc["rounds"]] == ["apply-fix", "apply-fix"]
     status = json.loads((run.root / "reviews/design/round-01-guard.json").read_text())
     assert status["protocol"] == "apply-fix"
-    proc = run_cli("check", "--format", "json", "--protocol", "fan-in", str(run.root))
+    proc = run_main("check", "--format", "json", "--protocol", "fan-in", str(run.root))
     assert [r["protocol"] for r in json.loads(proc.stdout)["rounds"]] == ["fan-in", "fan-in"]
-    proc = run_cli("check", "--protocol", "sideways", str(run.root))
+    proc = run_main("check", "--protocol", "sideways", str(run.root))
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
 
 
@@ -458,7 +459,7 @@ def test_generations_and_recounts_are_the_same_with_forked_workers(tmp_path: Pat
         run.clean("plan", n, Q)
     docs = []
     for jobs in ("1", "2"):
-        proc = run_cli("check", "--format", "json", str(run.root),
+        proc = run_main("check", "--format", "json", str(run.root),
                        env={"QRSPI_GUARD_JOBS": jobs})
         docs.append(json.loads(proc.stdout))
     assert docs[0] == docs[1]

@@ -14,8 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Run, run_cli
-from genkit import causes, check, finding_text, of, one, put
+
+from tests.genkit import causes, check, finding_text, of, one, put
+from tests.support import Run, run_main
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -99,7 +100,7 @@ def test_a_round_is_judged_with_config_md_as_of_its_commit(repo: Repo) -> None:
 
 def test_json_and_status_file_name_the_config_source(repo: Repo) -> None:
     old, _ = _two_eras(repo)
-    proc = run_cli("check", "--format", "json", "--write-status", str(repo.run.root),
+    proc = run_main("check", "--format", "json", "--write-status", str(repo.run.root),
                    env={"HOME": str(repo.top.parent)})
     doc = json.loads(proc.stdout)
     assert {r["round"]: r["config_source"] for r in doc["rounds"]} == {1: old, 2: "worktree"}
@@ -162,7 +163,7 @@ def test_without_git_on_path_the_working_tree_is_used(repo: Repo, tmp_path: Path
     _two_eras(repo)
     empty = tmp_path / "nogit"
     empty.mkdir()
-    proc = run_cli("check", "--format", "json", str(repo.run.root),
+    proc = run_main("check", "--format", "json", str(repo.run.root),
                    env={"PATH": str(empty)})
     assert b"Traceback" not in proc.stderr and proc.stderr == b"", proc.stderr
     doc = json.loads(proc.stdout)
@@ -273,7 +274,7 @@ def test_git_is_asked_with_one_rev_parse_and_one_cat_file_for_many_rounds(
         repo.clean_round(n, step="goals", anchor=sha)
     repo.clean_round(5)
     bindir, log = _git_wrapper(tmp_path)
-    proc = run_cli("check", "--format", "json", str(repo.run.root),
+    proc = run_main("check", "--format", "json", str(repo.run.root),
                    env={"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"})
     doc = json.loads(proc.stdout)
     assert len(doc["rounds"]) == 9
@@ -289,7 +290,7 @@ def test_no_git_call_is_made_when_no_round_has_an_anchor(repo: Repo, tmp_path: P
     repo.commit()
     repo.clean_round(1)
     bindir, log = _git_wrapper(tmp_path)
-    run_cli("check", str(repo.run.root),
+    run_main("check", str(repo.run.root),
             env={"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"})
     assert not log.exists() or log.read_text() == ""
 
@@ -304,7 +305,7 @@ def test_the_hook_never_calls_git(repo: Repo, tmp_path: Path) -> None:
     payload = {"session_id": "s", "cwd": str(repo.top), "hook_event_name": "PreToolUse",
                "tool_name": "Write", "tool_input": {"file_path": str(path),
                                                     "content": content}}
-    proc = run_cli("hook", "--event", "pre", input=json.dumps(payload).encode(),
+    proc = run_main("hook", "--event", "pre", input=json.dumps(payload).encode(),
                    env={"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"})
     assert proc.returncode in (0, 2), proc.stderr
     assert not log.exists() or log.read_text() == ""

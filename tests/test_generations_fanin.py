@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from genkit import (
+
+from tests.genkit import (
     AUDIT,
     KEPT,
     audit_json,
@@ -29,6 +29,7 @@ from genkit import (
     put,
     sidecar_md,
 )
+from tests.support import run_main
 
 Q = "quality-claude"
 S = "scope-claude"
@@ -391,7 +392,7 @@ def _hostile(tmp_path: Path, make) -> tuple[subprocess.CompletedProcess, dict]:
     run = new_run(tmp_path)
     d = fanin_round(run, "design", 1, [(Q, 1, "style", 90)], cleans=[S])
     make(d / AUDIT)
-    proc = run_cli("check", "--format", "json", str(run.root), timeout=30)
+    proc = run_main("check", "--format", "json", str(run.root), timeout=30)
     assert b"Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     (got,) = [x for x in doc["diagnostics"] if x["cause"] == "fanin_audit_malformed"]
@@ -432,7 +433,7 @@ def test_a_kept_list_that_cannot_be_read_is_a_mismatch_never_a_hang(tmp_path: Pa
     run = new_run(tmp_path)
     d = fanin_round(run, "design", 1, [(Q, 1, "style", 90)], cleans=[S])
     make(d / KEPT)
-    proc = run_cli("check", "--format", "json", str(run.root), timeout=30)
+    proc = run_main("check", "--format", "json", str(run.root), timeout=30)
     assert b"Traceback" not in proc.stderr
     assert "kept_findings_mismatch" in {x["cause"] for x in
                                         json.loads(proc.stdout)["diagnostics"]}

@@ -16,7 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from genkit import AUDIT, KEPT, audit_json, check, fanin_round, finding_text, new_run, put
+
+from tests.genkit import AUDIT, KEPT, audit_json, check, fanin_round, finding_text, new_run, put
 
 Q = "quality-claude"
 S = "scope-claude"
@@ -126,18 +127,21 @@ def _differential(tmp_path: Path, seeds: range, bad_names: bool) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @needs_script
 def test_check_accepts_what_the_real_fan_in_writes_and_notices_a_tampered_total(
         tmp_path: Path) -> None:
     assert _differential(tmp_path, range(60), bad_names=False) == []
 
 
+@pytest.mark.slow
 @needs_script
 def test_check_accepts_what_the_real_fan_in_writes_for_badly_named_findings(
         tmp_path: Path) -> None:
     assert _differential(tmp_path, range(30), bad_names=True) == []
 
 
+@pytest.mark.slow
 @needs_script
 def test_the_hand_computed_rounds_agree_with_the_real_fan_in(tmp_path: Path) -> None:
     run = new_run(tmp_path)

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from genkit import causes, check, fanin_round, finding_text, new_run, of, one, put, sidecar_md
+
+from tests.genkit import causes, check, fanin_round, finding_text, new_run, of, one, put, sidecar_md
+from tests.support import run_main
 
 Q = "quality-claude"
 S = "scope-claude"
@@ -153,7 +154,7 @@ def test_a_fifo_named_as_the_commit_anchor_is_a_named_cause_never_a_hang(
     run = new_run(tmp_path)
     _clean_round(run)
     os.mkfifo(run.root / "reviews/design/round-01-commit.txt")
-    proc = run_cli("check", "--format", "json", str(run.root), timeout=30)
+    proc = run_main("check", "--format", "json", str(run.root), timeout=30)
     assert b"Traceback" not in proc.stderr
     assert "commit_anchor_malformed" in {x["cause"] for x in
                                          json.loads(proc.stdout)["diagnostics"]}
@@ -209,13 +210,13 @@ def test_a_suffixed_round_dir_never_gets_a_status_file(tmp_path: Path) -> None:
     _clean_round(run, n=5)
     d = run.root / "reviews/design/round-05-fanout"
     put(d, f"{Q}.finding-F01.md", finding_text(Q, 1, "corectness", round_no=5))
-    proc = run_cli("check", "--write-status", str(run.root))
+    proc = run_main("check", "--write-status", str(run.root))
     assert proc.returncode == 1
     status = json.loads((run.root / "reviews/design/round-05-guard.json").read_text())
     assert status["status"] == "ok" and status["halts"] == []  # round-05's own, unclobbered
     assert sorted(p.name for p in (run.root / "reviews/design").glob("*guard*")) == [
         "round-05-guard.json"]
-    proc = run_cli("check", "--write-status", str(d))
+    proc = run_main("check", "--write-status", str(d))
     assert proc.returncode == 1
     assert json.loads((run.root / "reviews/design/round-05-guard.json").read_text()
                       )["halts"] == []
@@ -261,7 +262,7 @@ def test_an_unknown_step_round_writes_its_own_status_file_only(tmp_path: Path) -
     run.write("reviews/integration/round-01-guard.json", "sentinel\n")
     d = run.root / "reviews/integration-wave-23/round-01"
     put(d, "integration-claude.finding-F01.md", finding_text("integration-claude", 1))
-    run_cli("check", "--write-status", str(run.root / "reviews/integration-wave-23"))
+    run_main("check", "--write-status", str(run.root / "reviews/integration-wave-23"))
     assert (run.root / "reviews/integration/round-01-guard.json").read_text() == "sentinel\n"
     mine = json.loads((run.root / "reviews/integration-wave-23/round-01-guard.json")
                       .read_text())
@@ -330,7 +331,7 @@ def test_a_pseudo_round_is_never_bad_round_dir_name_and_gets_no_status_file(
     d = tmp_path / dirname
     put(d, f"{Q}.finding-F01.md", finding_text(Q, 1, round_no=5))
     before = listing(tmp_path)
-    proc = run_cli("check", "--write-status", "--no-second-reviewer", "--format", "json",
+    proc = run_main("check", "--write-status", "--no-second-reviewer", "--format", "json",
                    str(d))
     doc = json.loads(proc.stdout)
     assert "bad_round_dir_name" not in {x["cause"] for x in doc["diagnostics"]}
@@ -348,7 +349,7 @@ def test_a_finding_file_outside_any_round_is_judged_per_file(tmp_path: Path) -> 
     assert "reviewer_tag_mismatch" in causes(result, c.name)
     assert "clean_nonzero_findings" in causes(result, c.name)
     assert causes(result, s.name) == ["score_out_of_range"]
-    proc = run_cli("check", str(f))
+    proc = run_main("check", str(f))
     assert proc.returncode == 1 and b"severity_out_of_enum" in proc.stdout
 
 
@@ -373,7 +374,7 @@ def test_split_into_a_mktemp_dir_takes_the_round_from_the_finding_ids(tmp_path: 
     d = tmp_path / "tmp.Q81xkZ"
     d.mkdir()
     stdout = (BLOCK.format(r=3, n=1) + BLOCK.format(r=3, n=2)).encode()
-    proc = run_cli("split", "-", str(d), "quality-codex", input=stdout)
+    proc = run_main("split", "-", str(d), "quality-codex", input=stdout)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in d.iterdir()) == ["quality-codex.finding-F01.md",
                                                    "quality-codex.finding-F02.md"]
@@ -384,9 +385,9 @@ def test_split_findings_disagreeing_on_the_round_is_round_mismatch(tmp_path: Pat
     d = tmp_path / "tmp.Q81xkZ"
     d.mkdir()
     stdout = (BLOCK.format(r=3, n=1) + BLOCK.format(r=4, n=2)).encode()
-    proc = run_cli("split", "-", str(d), "quality-codex", input=stdout)
+    proc = run_main("split", "-", str(d), "quality-codex", input=stdout)
     assert proc.returncode == 1 and b"round_mismatch" in proc.stderr
-    proc = run_cli("split", "--replace", "--round", "3", "-", str(d), "quality-codex",
+    proc = run_main("split", "--replace", "--round", "3", "-", str(d), "quality-codex",
                    input=BLOCK.format(r=3, n=1).encode())
     assert proc.returncode == 0, proc.stderr
 
@@ -395,13 +396,13 @@ def test_split_no_findings_without_round_writes_the_fan_in_splitters_clean(
         tmp_path: Path) -> None:
     d = tmp_path / "tmp.Q81xkZ"
     d.mkdir()
-    proc = run_cli("split", "-", str(d), "quality-codex", input=b"NO_FINDINGS")
+    proc = run_main("split", "-", str(d), "quality-codex", input=b"NO_FINDINGS")
     assert proc.returncode == 0, proc.stderr
     assert (d / "quality-codex.clean.md").read_text() == \
         "---\nreviewer: quality-codex\nfindings: 0\n---\n"
     e = tmp_path / "tmp.other"
     e.mkdir()
-    proc = run_cli("split", "--round", "7", "-", str(e), "quality-codex", input=b"NO_FINDINGS\n")
+    proc = run_main("split", "--round", "7", "-", str(e), "quality-codex", input=b"NO_FINDINGS\n")
     assert proc.returncode == 0, proc.stderr
     assert "round: 7\n" in (e / "quality-codex.clean.md").read_text()
     assert causes(check(d, second_reviewer=False)) == []

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from genkit import (
+
+from tests.genkit import (
     KEPT,
     causes,
     check,
@@ -20,6 +20,7 @@ from genkit import (
     put,
     sidecar_md,
 )
+from tests.support import run_main
 
 Q = "quality-claude"
 S = "scope-claude"
@@ -78,20 +79,20 @@ def test_expect_accepts_every_well_formed_tag_and_words_silence_by_suffix(
     assert silent == {"quality-codex": "Reviewer quality-codex produced no output",
                       "security": "Reviewer security wrote no per-finding files",
                       Q: f"Reviewer {Q} wrote no per-finding files"}
-    proc = run_cli("check", "--expect", "spec-gpt55,gpt-codex-mini,mini-codex", str(run.root))
+    proc = run_main("check", "--expect", "spec-gpt55,gpt-codex-mini,mini-codex", str(run.root))
     assert b"Reviewer mini-codex produced no output" in proc.stdout
     assert b"Reviewer gpt-codex-mini wrote no per-finding files" in proc.stdout
-    proc = run_cli("check", "--expect", "Bad_Tag", str(run.root))
+    proc = run_main("check", "--expect", "Bad_Tag", str(run.root))
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
 
 
 def test_split_accepts_every_well_formed_tag(tmp_path: Path) -> None:
     d = tmp_path / "art/reviews/tasks/task-01/round-02"
     d.mkdir(parents=True)
-    proc = run_cli("split", "-", str(d), "spec-gpt55", input=b"NO_FINDINGS\n")
+    proc = run_main("split", "-", str(d), "spec-gpt55", input=b"NO_FINDINGS\n")
     assert proc.returncode == 0, proc.stderr
     assert (d / "spec-gpt55.clean.md").is_file()
-    proc = run_cli("split", "-", str(d), "Spec_GPT", input=b"NO_FINDINGS\n")
+    proc = run_main("split", "-", str(d), "Spec_GPT", input=b"NO_FINDINGS\n")
     assert proc.returncode == 2
 
 
@@ -365,7 +366,7 @@ def test_the_hook_accepts_every_well_formed_tag(tmp_path: Path, tag: str,
                "tool_name": "Write",
                "tool_input": {"file_path": str(path),
                               "content": finding_text(tag, 1, step="task-01")}}
-    proc = run_cli("hook", "--event", "pre", input=json.dumps(payload).encode())
+    proc = run_main("hook", "--event", "pre", input=json.dumps(payload).encode())
     assert proc.returncode == (0 if allowed else 2), proc.stderr
     if not allowed:
         assert b"bad_tag_name" in proc.stderr

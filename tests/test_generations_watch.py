@@ -11,7 +11,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from genkit import (
+
+from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.watch.events import EventKind, FsEvent, ScriptedSource
+from qrspi_guard.watch.loop import Options, Watcher
+from qrspi_guard.watch.policy import Probe
+from tests.genkit import (
     AUDIT,
     KEPT,
     audit_json,
@@ -22,11 +27,6 @@ from genkit import (
     new_run,
     put,
 )
-
-from qrspi_guard.config import Overrides
-from qrspi_guard.watch.events import Event, Kind, ScriptedSource
-from qrspi_guard.watch.loop import Options, Watcher
-from qrspi_guard.watch.policy import Probe
 
 Q, S = "quality-claude", "scope-claude"
 
@@ -57,7 +57,7 @@ class Watch:
             self.clock.t += 10
         self.w.tick()
 
-    def events(self, *events: Event) -> None:
+    def events(self, *events: FsEvent) -> None:
         self.w.apply(list(events))
         self.settle()
 
@@ -129,8 +129,8 @@ def test_watch_rejudges_a_round_without_evidence_when_the_majority_changes(
     d = run.round_dir("goals", 1)
     f = put(d, f"{Q}.finding-F01.md", finding_text(Q, 1, step="goals"))
     s = put(d, f"{Q}.finding-F01.score.yml", "score: 90\nreason: the cite holds\n")
-    watch.events(Event(Kind.DIR_CREATED, str(d)), Event(Kind.CLOSED, str(f)),
-                 Event(Kind.CLOSED, str(s)))
+    watch.events(FsEvent(EventKind.DIR_CREATED, str(d)), FsEvent(EventKind.CLOSED, str(f)),
+                 FsEvent(EventKind.CLOSED, str(s)))
     assert status(d)["protocol"] == "apply-fix"
     assert status(clean)["protocol"] == "apply-fix"
 
@@ -150,7 +150,7 @@ def test_watch_never_writes_a_status_file_for_a_suffixed_round_dir(tmp_path: Pat
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_watch_judges_an_anchored_round_with_the_config_as_of_its_commit(
         tmp_path: Path) -> None:
-    from test_generations_config import Repo, _two_eras
+    from tests.test_generations_config import Repo, _two_eras
 
     repo = Repo(tmp_path / "repo")
     old, _ = _two_eras(repo)

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.support import run_main
+
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="console script not installed")
@@ -71,8 +73,7 @@ def hook(stdin: dict[str, Any] | bytes | str, *args: str, cwd: Path | None = Non
     data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
     if isinstance(data, str):
         data = data.encode()
-    proc = subprocess.run([str(SCRIPT), "hook", *args], input=data, capture_output=True,
-                          timeout=60, cwd=cwd)
+    proc = run_main("hook", *args, input=data, cwd=cwd)
     return subprocess.CompletedProcess(proc.args, proc.returncode,
                                        proc.stdout.decode("utf-8", "strict"),
                                        proc.stderr.decode("utf-8", "strict"))
@@ -99,7 +100,7 @@ def test_valid_finding_write_exits_0_silently(run: Path) -> None:
 ])
 def test_each_error_class_exits_2_naming_cause_and_fix(run: Path, changes: dict[str, Any],
                                                         cause: str, example: str) -> None:
-    from qrspi_guard.causes import cause as catalogue
+    from qrspi_guard.contract.causes import cause as catalogue
 
     r = hook(write_call(rnd(run) / NAME, finding(**changes), run), "--event", "pre")
     assert r.returncode == 2

@@ -107,7 +107,7 @@ def test_gemini_replace_creates_only_a_missing_file_and_writes_lf() -> None:
 
 
 def test_an_edit_growing_past_the_cap_is_cut_to_what_the_rules_read() -> None:
-    from qrspi_guard.frontmatter import MAX_BYTES
+    from qrspi_guard.parse.frontmatter import MAX_BYTES
 
     text = "x" * 1000 + "\n"
     grown = claude_edits(text, [("x", "y" * (WORK_CAP // 100), True)])

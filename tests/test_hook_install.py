@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
 
 from qrspi_guard.hook.install import merge, unmerge
+from tests.support import run_main
 
 OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
 
@@ -25,7 +25,7 @@ OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit
 def cli(cwd: Path, *args: str) -> tuple[int, str, str]:
     home = cwd / "home"
     home.mkdir(exist_ok=True)
-    proc = run_cli("hook", *args, cwd=cwd, env={"HOME": str(home)})
+    proc = run_main("hook", *args, cwd=cwd, env={"HOME": str(home)})
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
 
 from qrspi_guard.hook import block_object
 from qrspi_guard.hook.respond import answer, failure
+from tests.support import run_cli
 
 GOOD = """---
 finding_id: R3-F01
@@ -161,7 +161,7 @@ def test_a_json_block_that_stdout_cannot_take_falls_back_to_exit_2(rnd: Path) ->
     import os
     import subprocess
 
-    from conftest import SCRIPT
+    from tests.support import SCRIPT
 
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody reads: the write fails with EPIPE

@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPT, run_cli
+
+from tests.support import SCRIPT, run_cli
 
 #: the hook's own modules on the no-op path, exactly
 NO_OP_MODULES = {"qrspi_guard", "qrspi_guard.cli", "qrspi_guard.hook",
@@ -29,7 +30,7 @@ NO_OP_MODULES = {"qrspi_guard", "qrspi_guard.cli", "qrspi_guard.hook",
 STDLIB_ALLOWED = {"json", "json.decoder", "json.scanner", "json.encoder", "_json", "typing",
                   "_typing", "collections.abc"}
 HEAVY = ("click", "pydantic", "yaml", "frontmatter", "watchdog", "dataclasses", "inspect",
-         "qrspi_guard.engine", "qrspi_guard.rules", "qrspi_guard.layout")
+         "qrspi_guard.engine", "qrspi_guard.rules", "qrspi_guard.contract.layout")
 GOOD = ("---\nfinding_id: R3-F01\nseverity: high\nchange_type: correctness\n"
         "referenced_files: [design.md:L10-L20]\nartifact: design\nround: 3\n"
         "reviewer: quality-claude\n---\n\nThe design drops the retry path; restore it.\n")

@@ -9,12 +9,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, Run, run_cli
 
-from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.engine import CheckResult
-from qrspi_guard.report import ReportOptions
-from qrspi_guard.report.junit import render
+from qrspi_guard.output import ReportOptions
+from qrspi_guard.output.junit import render
+from tests.support import FIXTURES, REPO, Run, run_main
 
 XSD = REPO / "tests" / "schemas" / "junit-10.xsd"
 COUNTS = ("tests", "failures", "errors", "skipped", "time")
@@ -34,7 +34,7 @@ def validate_junit_10(xml_text: str) -> None:
 
 
 def junit_of(*args: str, cwd: Path | str = FIXTURES) -> str:
-    proc = run_cli("check", "--format", "junit", *args, cwd=cwd)
+    proc = run_main("check", "--format", "junit", *args, cwd=cwd)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.stdout.decode()
 
@@ -73,8 +73,8 @@ ILLEGAL = "a\x00b\x01\x08\x0b\x0c\x1b\x7f\ufffe\uffff\ud800\x85\u2028end"
 
 
 def test_xml_illegal_characters_are_escaped_in_every_attribute_and_text_node() -> None:
-    from qrspi_guard.config import RunConfig
-    from qrspi_guard.discover import RoundRef
+    from qrspi_guard.contract.layout import RoundRef
+    from qrspi_guard.contract.runconfig import RunConfig
     from qrspi_guard.engine.results import RoundResult
 
     d = Diagnostic(cause="change_type_out_of_enum", level="error", message=ILLEGAL,
@@ -104,7 +104,7 @@ def test_a_file_name_that_is_not_utf8_gives_valid_junit(run: Run) -> None:
     with open(bytes(d) + b"/quality-claude.finding-F\xff1.md", "wb") as fh:
         fh.write(b"x")
     run.clean("research", 1, "quality-claude")
-    proc = run_cli("check", "--format", "junit", str(run.root))
+    proc = run_main("check", "--format", "junit", str(run.root))
     validate_junit_10(proc.stdout.decode())
     assert b"F\\xff1.md" in proc.stdout
 

@@ -57,7 +57,7 @@ class Coord:
     def state(self) -> State:
         return self.ledger.state()[0]
 
-    def check(self, artifact: str, agent: str):  # -> Verdict
+    def check(self, artifact: str, agent: str):  # -> Eligibility
         return evaluate(self.state(), artifact, agent)
 
     def events(self) -> list[dict]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -11,16 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_main
+
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 ART = "src/auth.ts"
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None,
         ) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "QRSPI_GUARD_LEDGER"}
+    full_env: dict[str, str | None] = {"QRSPI_GUARD_LEDGER": None}
     full_env.update(env or {})
-    return subprocess.run([str(SCRIPT), "lockout", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=60)
+    proc = run_main("lockout", *args, cwd=cwd, env=full_env)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(),
+                                       proc.stderr.decode())
 
 
 def ok(cwd: Path, *args: str) -> str:

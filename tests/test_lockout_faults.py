@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from qrspi_guard.lockout import ledger as ledger_mod
 from qrspi_guard.lockout.ledger import MAX_LEDGER_BYTES, Ledger, LedgerError, parse_line
 from qrspi_guard.lockout.state import plan_author, plan_reject
+from tests.support import run_main
 
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 ART = "src/auth.ts"
@@ -31,7 +32,16 @@ GOOD_LINE = ('{"seq":1,"at":"2026-01-01T00:00:00Z","event":"authored",'
              '"artifact":"src/auth.ts","agent":"A"}')
 
 
-def run(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run(cwd: Path, *args: str, timeout: float = 60,
+        process: bool = False) -> subprocess.CompletedProcess[str]:
+    """`lockout` through the console script's entry point in this process, or with
+    *process* in a subprocess of the installed script (where a hang must fail only the
+    test that hangs)."""
+    if not process:
+        proc = run_main("lockout", *args, cwd=cwd, env={"QRSPI_GUARD_LEDGER": None},
+                        timeout=timeout)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(),
+                                           proc.stderr.decode())
     env = {k: v for k, v in os.environ.items() if k != "QRSPI_GUARD_LEDGER"}
     return subprocess.run([str(SCRIPT), "lockout", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
@@ -123,7 +133,7 @@ def test_any_line_is_an_event_or_a_line_n_error_never_an_exception(raw: bytes) -
 def test_ledger_fifo_is_exit_2_at_once_not_a_hang(tmp_path: Path,
                                                   command: tuple[str, ...]) -> None:
     os.mkfifo(tmp_path / "fifo")
-    line = one_error_line(run(tmp_path, "--ledger", "fifo", *command, timeout=20))
+    line = one_error_line(run(tmp_path, "--ledger", "fifo", *command, timeout=20, process=True))
     assert "a FIFO, not a regular file" in line
 
 

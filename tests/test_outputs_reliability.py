@@ -3,7 +3,7 @@ of check's write paths): `--output`, status files, `--fix`, the step summary and
 keep the old state or the new one; names that are not UTF-8 and `::` lines are safe.
 
 Faults are injected with ``QRSPI_GUARD_WRITE_FAULT=ACTION@STEP[:NAME]``
-(qrspi_guard/report/files.py); real full and read-only file systems use a tiny tmpfs
+(qrspi_guard/output/files.py); real full and read-only file systems use a tiny tmpfs
 where mounting is allowed (root), and skip cleanly elsewhere.
 """
 
@@ -16,7 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCRIPT, Run, run_cli
+
+from tests.support import FIXTURES, SCRIPT, Run, run_cli, run_main
 
 EXAMPLE = FIXTURES / "example"
 STEPS = ("create", "write", "sync", "rename")
@@ -54,7 +55,7 @@ def tiny_fs(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_a_run_that_cannot_start_leaves_the_previous_report(tmp_path: Path) -> None:
     out = tmp_path / "guard.sarif"
     out.write_text("previous report\n")
-    proc = run_cli("check", "--format", "sarif", "--output", str(out), "no/such/path")
+    proc = run_main("check", "--format", "sarif", "--output", str(out), "no/such/path")
     assert proc.returncode == 2
     assert out.read_text() == "previous report\n"
 
@@ -103,7 +104,7 @@ def test_a_kill_at_any_step_leaves_the_old_report_or_the_new_one(tmp_path: Path,
         assert text == "previous report\n"
     # at most a hidden temp file beside it, which the next run does not mind
     assert all(name.endswith(".tmp") for name in temps(tmp_path))
-    again = run_cli("check", "--format", "json", "--output", str(out), str(EXAMPLE))
+    again = run_main("check", "--format", "json", "--output", str(out), str(EXAMPLE))
     assert again.returncode == 1 and json.loads(out.read_text())["summary"]["errors"] == 3
 
 
@@ -113,12 +114,12 @@ def test_output_through_a_symlink_replaces_its_target_and_a_device_is_written_di
     real.write_text("old\n")
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    assert run_cli("check", "--format", "json", "--output", str(link),
+    assert run_main("check", "--format", "json", "--output", str(link),
                    str(EXAMPLE)).returncode == 1
     assert link.is_symlink() and json.loads(real.read_text())["summary"]["errors"] == 3
-    proc = run_cli("check", "--format", "json", "--output", "/dev/null", str(EXAMPLE))
+    proc = run_main("check", "--format", "json", "--output", "/dev/null", str(EXAMPLE))
     assert proc.returncode == 1
-    proc = run_cli("check", "--format", "json", "--output", str(tmp_path), str(EXAMPLE))
+    proc = run_main("check", "--format", "json", "--output", str(tmp_path), str(EXAMPLE))
     assert proc.returncode == 2 and b"is a directory" in proc.stderr
 
 
@@ -126,7 +127,7 @@ def test_a_really_full_disk_keeps_the_previous_report(tiny_fs: Path) -> None:
     out = tiny_fs / "guard.sarif"
     out.write_text("previous report\n")
     (tiny_fs / "filler").write_bytes(b"x" * (64 * 1024 - 8192))
-    proc = run_cli("check", "--format", "sarif", "--output", str(out), str(EXAMPLE))
+    proc = run_main("check", "--format", "sarif", "--output", str(out), str(EXAMPLE))
     assert proc.returncode == 2 and b"No space left on device" in proc.stderr
     assert out.read_text() == "previous report\n" and temps(tiny_fs) == []
 
@@ -146,7 +147,7 @@ def example_copy(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_status_file_that_cannot_be_written_is_exit_2_with_the_old_file_and_no_temp(
         tmp_path: Path, step: str, error: str) -> None:
     work, design = example_copy(tmp_path)
-    assert run_cli("check", "--write-status", str(work)).returncode == 1
+    assert run_main("check", "--write-status", str(work)).returncode == 1
     status = design / "round-02-guard.json"
     old = status.read_bytes()
     f = design / "round-02" / "quality-claude.finding-F01.md"
@@ -162,7 +163,7 @@ def test_a_status_file_that_cannot_be_written_is_exit_2_with_the_old_file_and_no
     # the other rounds' status files were still written
     assert json.loads((design / "round-01-guard.json").read_text())["status"] == "ok"
     # and the next run tells the new state
-    assert run_cli("check", "--write-status", str(work)).returncode == 1
+    assert run_main("check", "--write-status", str(work)).returncode == 1
     assert "change_type_out_of_enum" not in status.read_text()
 
 
@@ -170,7 +171,7 @@ def test_a_status_file_that_cannot_be_written_is_exit_2_with_the_old_file_and_no
 def test_a_kill_while_writing_a_status_file_leaves_the_old_one(tmp_path: Path,
                                                                 step: str) -> None:
     work, design = example_copy(tmp_path)
-    run_cli("check", "--write-status", str(work))
+    run_main("check", "--write-status", str(work))
     status = design / "round-02-guard.json"
     old = status.read_bytes()
     proc = run_cli("check", "--write-status", "--ignore", "expected_tag_no_output",
@@ -178,7 +179,7 @@ def test_a_kill_while_writing_a_status_file_leaves_the_old_one(tmp_path: Path,
     assert proc.returncode == -9
     assert status.read_bytes() == old
     # a hidden temp file at most, which the tree walk ignores
-    assert run_cli("check", str(work)).returncode == 1
+    assert run_main("check", str(work)).returncode == 1
 
 
 # -- --fix (16) -------------------------------------------------------------------------
@@ -218,7 +219,7 @@ def test_fix_on_a_read_only_file_system_leaves_every_file_intact(tiny_fs: Path) 
     p, q = untidy(run)
     before = {x: x.read_bytes() for x in (p, q)}
     subprocess.run(["mount", "-o", "remount,ro", str(tiny_fs)], check=True)
-    proc = run_cli("check", "--fix", str(run.root))
+    proc = run_main("check", "--fix", str(run.root))
     assert proc.returncode == 2
     assert proc.stderr.count(b"Read-only file system") == 2
     assert {x: x.read_bytes() for x in (p, q)} == before
@@ -232,7 +233,7 @@ def test_a_kill_during_fix_leaves_the_file_old_or_new(run: Run) -> None:
         proc = run_cli("check", "--fix", str(run.root), env=faulty(f"kill@{step}:{p.name}"))
         assert proc.returncode == -9
         assert p.read_bytes() in (before, before.rstrip(b"\n") + b"\n"), step
-    doc = json.loads(run_cli("check", "--format", "json", str(run.root)).stdout)
+    doc = json.loads(run_main("check", "--format", "json", str(run.root)).stdout)
     assert doc["summary"]["failed"] is False  # hidden temp files are never judged
 
 
@@ -250,7 +251,7 @@ def test_the_step_summary_stays_below_1_mib_and_says_what_was_left_out(run: Run,
     many_errors(run, 4000)  # 8,000 errors and more: 1.47 MB uncapped
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step output\n")
-    proc = run_cli("check", "--format", "github", "--output", str(tmp_path / "g.sarif"),
+    proc = run_main("check", "--format", "github", "--output", str(tmp_path / "g.sarif"),
                    "--output-format", "sarif", str(run.root),
                    env={"GITHUB_STEP_SUMMARY": str(summary)}, timeout=300)
     assert proc.returncode == 1, proc.stderr
@@ -325,7 +326,7 @@ def test_a_name_that_is_not_utf8_is_escaped_one_way_in_every_human_format(run: R
 
 def test_json_keeps_a_name_that_is_not_utf8_lossless(run: Run) -> None:
     d = odd_round(run)
-    doc = json.loads(run_cli("check", "--format", "json", str(run.root)).stdout)
+    doc = json.loads(run_main("check", "--format", "json", str(run.root)).stdout)
     (diag,) = doc["diagnostics"]
     assert os.fsencode(diag["path"]) == bytes(d) + b"/notes-\xff.md"
     assert os.fsencode(diag["file"]) == b"notes-\xff.md"
@@ -357,16 +358,16 @@ def test_no_line_of_any_non_github_output_starts_with_a_workflow_command(run: Ru
         for extra in ((), ("--statistics",), ("--quiet",)):
             if extra == ("--statistics",) and fmt in ("sarif", "junit"):
                 continue
-            proc = run_cli("check", "--format", fmt, *extra, ".", cwd=run.root.parent)
+            proc = run_main("check", "--format", fmt, *extra, ".", cwd=run.root.parent)
             assert proc.returncode == 1, proc.stderr
             out = proc.stdout.decode()
             assert command_lines(out) == [], (fmt, extra, command_lines(out))
             assert command_lines(proc.stderr.decode()) == []
-    text = run_cli("check", ".", cwd=run.root.parent).stdout.decode()
+    text = run_main("check", ".", cwd=run.root.parent).stdout.decode()
     assert "./::notice::dir/art/reviews/research/round-01/::error file=x,line=1::pwned.md: " \
            "error unknown_file_in_round_dir" in text
     # the github format is made of workflow commands, each escaped
-    gh = run_cli("check", "--format", "github", ".", cwd=run.root.parent).stdout.decode()
+    gh = run_main("check", "--format", "github", ".", cwd=run.root.parent).stdout.decode()
     assert all(ln.startswith(("::error ", "::warning ", "::notice ")) for ln in
                command_lines(gh))
 
@@ -374,8 +375,8 @@ def test_no_line_of_any_non_github_output_starts_with_a_workflow_command(run: Ru
 def test_lockout_status_never_starts_a_line_with_a_workflow_command(tmp_path: Path) -> None:
     ledger = tmp_path / "lockout.jsonl"
     base = ["lockout", "--ledger", str(ledger)]
-    assert run_cli(*base, "author", "::error::pwned", "alice").returncode == 0
-    out = run_cli(*base, "status").stdout.decode()
+    assert run_main(*base, "author", "::error::pwned", "alice").returncode == 0
+    out = run_main(*base, "status").stdout.decode()
     assert command_lines(out) == [] and "./::error::pwned" in out
 
 
@@ -388,7 +389,7 @@ def test_a_kill_before_the_step_summary_append_leaves_it_as_it_was(run: Run,
                    env={"GITHUB_STEP_SUMMARY": str(summary), **faulty("kill@append")})
     assert proc.returncode == -9
     assert summary.read_text() == "earlier\n"
-    run_cli("check", "--format", "github", str(run.root),
+    run_main("check", "--format", "github", str(run.root),
             env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert summary.read_text().startswith("earlier\n## qrspi-guard")
 

@@ -16,7 +16,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.support import REPO
 
 PLACEHOLDER = "https://github.com/OWNER/qrspi-guard"
 
@@ -45,6 +46,7 @@ def test_pyproject_declares_an_spdx_licence_with_a_new_enough_setuptools() -> No
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_licence_py_typed_and_project_urls(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
@@ -68,6 +70,7 @@ reveal_type(round_status)
 """
 
 
+@pytest.mark.slow
 def test_mypy_sees_the_real_types_of_the_top_level_exports(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -82,11 +85,11 @@ def test_mypy_sees_the_real_types_of_the_top_level_exports(wheel: Path, tmp_path
     assert proc.returncode == 0, proc.stdout + proc.stderr  # py.typed: no missing stubs
     revealed = re.findall(r'Revealed type is "(.*)"', proc.stdout)
     assert revealed[:3] == ["qrspi_guard.engine.results.CheckResult",
-                            "qrspi_guard.diagnostics.Diagnostic",
-                            "builtins.dict[builtins.str, qrspi_guard.causes.Cause]"] or \
+                            "qrspi_guard.contract.diagnostics.Diagnostic",
+                            "builtins.dict[builtins.str, qrspi_guard.contract.causes.Cause]"] or \
         revealed[:3] == ["qrspi_guard.engine.results.CheckResult",
-                         "qrspi_guard.diagnostics.Diagnostic",
-                         "dict[str, qrspi_guard.causes.Cause]"]
+                         "qrspi_guard.contract.diagnostics.Diagnostic",
+                         "dict[str, qrspi_guard.contract.causes.Cause]"]
     assert "RoundResult" in revealed[3] and "Any" not in revealed[3]
     assert all(t != "Any" for t in revealed)
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, SCRIPT
+
+from tests.support import FIXTURES, REPO, SCRIPT
 
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 
@@ -20,6 +21,7 @@ def git(cwd: Path, *args: str) -> None:
                    cwd=cwd, check=True, capture_output=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit not installed")
 def test_pre_commit_try_repo_checks_touched_rounds_whole(tmp_path: Path) -> None:
     repo = tmp_path / "project"
@@ -60,6 +62,7 @@ def _diagnostic_lines(text: str) -> list[str]:
                   or re.match(r"\d+ rounds?, \d+ files?: ", ln))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit not installed")
 def test_both_hooks_report_exactly_what_check_reports_on_the_example_run(
         tmp_path: Path) -> None:
@@ -83,6 +86,7 @@ def test_both_hooks_report_exactly_what_check_reports_on_the_example_run(
         assert "telemetry" not in proc.stdout and "not in a review round" not in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not PRE_COMMIT.exists(), reason="pre-commit not installed")
 def test_the_whole_tree_hook_catches_a_commit_that_only_deletes_a_reviewers_output(
         tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_cli
+
+from tests.support import REPO, run_main
 
 README = (REPO / "README.md").read_text()
 CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
@@ -61,7 +62,7 @@ def test_the_readme_configuration_example_is_accepted(tmp_path: Path) -> None:
     assert s.strict and "fnum_gap" in s.selection.disabled
     assert s.extra_expected == (("design", ("stitching-audit-claude",)),)
     (tmp_path / "pyproject.toml").write_text(toml.replace("strict = true", "strict = 1"))
-    proc = run_cli("check", ".", cwd=tmp_path)
+    proc = run_main("check", ".", cwd=tmp_path)
     assert proc.returncode == 2
     assert re.fullmatch(r"qrspi-guard: error: pyproject\.toml:\d+: strict: must be true or "
                         r"false\n", proc.stderr.decode())
@@ -70,7 +71,7 @@ def test_the_readme_configuration_example_is_accepted(tmp_path: Path) -> None:
 def test_the_readme_selection_command_runs_as_written() -> None:
     cmd = next(b for b in blocks("sh") if "--statistics" in b).strip()
     args = cmd.split()[1:]  # .venv/bin/qrspi-guard ...
-    proc = run_cli(*args, cwd=REPO)
+    proc = run_main(*args, cwd=REPO)
     assert proc.returncode == 1
     assert proc.stdout.decode().splitlines()[:2] == ["1  change_type_out_of_enum  error",
                                                      "1  missing_change_type      error"]
@@ -80,7 +81,7 @@ def test_the_gitlab_example_names_options_check_has() -> None:
     (gitlab,) = blocks("yaml", (REPO / "docs" / "ci.md").read_text())
     line = next(ln for ln in gitlab.splitlines() if "qrspi-guard check" in ln)
     args = line.split("qrspi-guard ", 1)[1].split()
-    help_text = run_cli("check", "--help").stdout.decode()
+    help_text = run_main("check", "--help").stdout.decode()
     for arg in args:
         if arg.startswith("--"):
             assert arg in help_text, arg

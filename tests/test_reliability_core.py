@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import FINDING, Run, run_cli
 
 from qrspi_guard import check
 from qrspi_guard.engine import check_paths
+from tests.support import FINDING, Run, run_main
 
 BIG = "1" * 5000
 
@@ -42,7 +42,7 @@ def test_a_5000_digit_number_in_a_finding_is_the_fields_own_cause(
     lines = [f"{field}: {value}" if line.startswith(f"{field}:") else line
              for line in text.split("\n")]
     run.finding("goals", 1, "quality-claude", text="\n".join(lines))
-    proc = run_cli("check", "--format", "json", str(run.root))
+    proc = run_main("check", "--format", "json", str(run.root))
     assert proc.returncode == 1, proc.stderr
     got = {d["cause"]: d for d in json.loads(proc.stdout)["diagnostics"]}
     assert cause in got
@@ -104,7 +104,7 @@ def test_a_5000_digit_number_in_a_hook_write_blocks_it(run: Run) -> None:
                              severity="high", change_type="correctness", artifact="goals")
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(run.root),
                "tool_input": {"file_path": str(path), "content": content}}
-    proc = run_cli("hook", input=json.dumps(payload).encode())
+    proc = run_main("hook", input=json.dumps(payload).encode())
     assert proc.returncode == 2  # refused, never failed open
     assert b"round_not_integer" in proc.stderr or b"finding_id_malformed" in proc.stderr
 
@@ -132,7 +132,7 @@ def test_a_fifo_named_config_md_is_config_missing_not_a_hang(run: Run) -> None:
     (run.root / "config.md").unlink()
     os.mkfifo(run.root / "config.md")
     run.clean("research", 1, "quality-claude")
-    proc = run_cli("check", "--format", "json", str(run.root), timeout=30)
+    proc = run_main("check", "--format", "json", str(run.root), timeout=30)
     assert proc.returncode == 1
     (diag,) = [d for d in json.loads(proc.stdout)["diagnostics"] if d["cause"] == "config_missing"]
     assert "not a regular file" in diag["message"]
@@ -149,7 +149,7 @@ def test_a_fifo_in_place_of_a_bookkeeping_file_is_named_not_a_hang(run: Run, rel
     run.finding("design", 1, "quality-claude")
     run.clean("design", 1, "scope-claude")
     os.mkfifo(run.root / rel)
-    proc = run_cli("check", "--format", "json", str(run.root), timeout=30)
+    proc = run_main("check", "--format", "json", str(run.root), timeout=30)
     assert proc.returncode in (0, 1), proc.stderr
     messages = " ".join(d["message"] for d in json.loads(proc.stdout)["diagnostics"])
     assert "not a regular file" in messages
@@ -191,7 +191,7 @@ def test_a_path_that_cannot_be_listed_is_exit_2(tmp_path: Path) -> None:
     target.mkdir()
     os.chmod(target, 0)
     try:
-        proc = run_cli("check", str(target))
+        proc = run_main("check", str(target))
     finally:
         os.chmod(target, 0o755)
     assert proc.returncode == 2 and proc.stderr.count(b"\n") == 1
@@ -201,5 +201,5 @@ def test_a_fifo_named_by_config_is_exit_2_never_opened(run: Run, tmp_path: Path)
     fifo = tmp_path / "config-fifo.md"
     os.mkfifo(fifo)
     run.clean("research", 1, "quality-claude")
-    proc = run_cli("check", "--config", str(fifo), str(run.root), timeout=30)
+    proc = run_main("check", "--config", str(fifo), str(run.root), timeout=30)
     assert proc.returncode == 2 and b"not a regular file" in proc.stderr

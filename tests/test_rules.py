@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Run
 
 from qrspi_guard import check
-from qrspi_guard.layout import classify
-from qrspi_guard.rules.files import Place, judge_file
+from qrspi_guard.contract.layout import classify
+from qrspi_guard.rules.facts import Place
+from qrspi_guard.rules.files import judge_file
+from tests.support import Run
 
 PLACE = Place("reviews/design/round-03/quality-claude.finding-F02.md", "design", 3)
 NAME = classify("quality-claude.finding-F02.md")
@@ -448,7 +449,7 @@ def test_values_are_shown_as_written_and_cut_to_200_characters() -> None:
 def test_python_frontmatter_handler_reads_findings_as_the_guard_does() -> None:
     import frontmatter
 
-    from qrspi_guard.frontmatter import Document, parse, yaml_handler_class
+    from qrspi_guard.parse.frontmatter import Document, parse, yaml_handler_class
 
     text = finding(round="08").decode()
     post = frontmatter.loads(text, handler=yaml_handler_class()())

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, Run, run_cli
 
-from qrspi_guard.causes import CATALOGUE
+from qrspi_guard.contract.causes import CATALOGUE
+from tests.support import FIXTURES, Run, run_main
 
 
 def sarif_schema() -> dict:  # type: ignore[type-arg]
@@ -28,7 +28,7 @@ def validate(doc: dict) -> None:  # type: ignore[type-arg]
 
 
 def sarif_of(*args: str, cwd: Path | str = FIXTURES) -> dict:  # type: ignore[type-arg]
-    proc = run_cli("check", "--format", "sarif", *args, cwd=cwd)
+    proc = run_main("check", "--format", "sarif", *args, cwd=cwd)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, Run, run_cli
 
 from qrspi_guard import check
-from qrspi_guard.causes import CATALOGUE
+from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.settings import (
     ALL,
     Layer,
@@ -22,10 +21,11 @@ from qrspi_guard.settings import (
     parse_names,
     statistics,
 )
+from tests.support import FIXTURES, Run, run_main
 
 
 def causes(*args: str, cwd: Path | str = FIXTURES) -> list[str]:
-    proc = run_cli("check", "--format", "json", *args, cwd=cwd)
+    proc = run_main("check", "--format", "json", *args, cwd=cwd)
     assert proc.returncode in (0, 1), proc.stderr
     return [d["cause"] for d in json.loads(proc.stdout)["diagnostics"]]
 
@@ -59,10 +59,10 @@ def test_ignoring_a_cause_on_the_command_line_removes_it_from_every_format() -> 
     assert causes("--ignore", "expected_tag_no_output", "example") == [
         "change_type_out_of_enum", "missing_change_type"]
     for fmt in ("text", "github", "junit"):
-        proc = run_cli("check", "--format", fmt, "--ignore", "expected_tag_no_output",
+        proc = run_main("check", "--format", fmt, "--ignore", "expected_tag_no_output",
                        "example", cwd=FIXTURES)
         assert b"expected_tag_no_output" not in proc.stdout, fmt
-    proc = run_cli("check", "--format", "sarif", "--ignore", "expected_tag_no_output",
+    proc = run_main("check", "--format", "sarif", "--ignore", "expected_tag_no_output",
                    "example", cwd=FIXTURES)
     run = json.loads(proc.stdout)["runs"][0]
     assert {r["ruleId"] for r in run["results"]} == {"change_type_out_of_enum",
@@ -72,7 +72,7 @@ def test_ignoring_a_cause_on_the_command_line_removes_it_from_every_format() -> 
 
 def test_an_unknown_cause_on_the_command_line_is_exit_2_naming_it() -> None:
     for option in ("--select", "--ignore", "--extend-select"):
-        proc = run_cli("check", option, "change_type_out_of_enum,no_such_cause", "example",
+        proc = run_main("check", option, "change_type_out_of_enum,no_such_cause", "example",
                        cwd=FIXTURES)
         assert proc.returncode == 2
         assert proc.stderr.decode() == (f"qrspi-guard: error: {option}: unknown cause "
@@ -81,11 +81,11 @@ def test_an_unknown_cause_on_the_command_line_is_exit_2_naming_it() -> None:
 
 
 def test_select_reports_only_those_causes_and_the_exit_code_follows() -> None:
-    proc = run_cli("check", "--select", "missing_change_type", "example", cwd=FIXTURES)
+    proc = run_main("check", "--select", "missing_change_type", "example", cwd=FIXTURES)
     assert proc.returncode == 1
     assert b"change_type_out_of_enum" not in proc.stdout
     assert proc.stdout.decode().splitlines()[-1] == "4 rounds, 12 files: 1 error, 0 warnings"
-    proc = run_cli("check", "--select", "utf8_bom", "example", cwd=FIXTURES)
+    proc = run_main("check", "--select", "utf8_bom", "example", cwd=FIXTURES)
     assert proc.returncode == 0
 
 
@@ -94,7 +94,7 @@ def test_an_ignored_halt_cause_never_reaches_the_status_file(tmp_path: Path) -> 
 
     work = tmp_path / "ex"
     shutil.copytree(FIXTURES / "example", work, symlinks=True)
-    proc = run_cli("check", "--write-status", "--select", "expected_tag_no_output",
+    proc = run_main("check", "--write-status", "--select", "expected_tag_no_output",
                    "--ignore", "expected_tag_no_output", str(work))
     assert proc.returncode == 0
     design = next(work.rglob("reviews/design"))
@@ -122,7 +122,7 @@ def test_apply_selection_recomputes_round_status_and_never_changes_its_argument(
 
 
 def test_per_file_ignores_match_globs_relative_to_the_config_directory(tmp_path: Path) -> None:
-    from qrspi_guard.diagnostics import diag
+    from qrspi_guard.contract.diagnostics import diag
 
     base = tmp_path / "proj"
     d = diag("fnum_gap", "gap", path=str(base / "docs/run/reviews/goals/round-01/x.md"))
@@ -145,29 +145,29 @@ def test_statistics_counts_per_cause_most_frequent_first(run: Run) -> None:
     for n in range(1, 4):
         run.finding("goals", 1, "quality-claude", n=n, severity="urgent")
     run.finding("goals", 1, "quality-claude", n=4, change_type="corectness")
-    proc = run_cli("check", "--statistics", str(run.root))
+    proc = run_main("check", "--statistics", str(run.root))
     assert proc.returncode == 1
     lines = proc.stdout.decode().splitlines()
     assert lines[:3] == ["3  severity_out_of_enum     error",
                          "1  change_type_out_of_enum  error",
                          "1  expected_tag_no_output   error"]
     assert lines[-1].endswith("5 errors, 0 warnings")
-    doc = json.loads(run_cli("check", "--statistics", "--format", "json", str(run.root)).stdout)
+    doc = json.loads(run_main("check", "--statistics", "--format", "json", str(run.root)).stdout)
     assert doc[0] == {"cause": "severity_out_of_enum", "level": "error", "count": 3}
-    assert run_cli("check", "--statistics", "--format", "sarif", str(run.root)).returncode == 2
+    assert run_main("check", "--statistics", "--format", "sarif", str(run.root)).returncode == 2
 
 
 def test_statistics_helper_sorts_by_count_then_name() -> None:
-    from qrspi_guard.diagnostics import diag
+    from qrspi_guard.contract.diagnostics import diag
 
     ds = [diag("utf8_bom", "x"), diag("fnum_gap", "x"), diag("utf8_bom", "y")]
     assert statistics(ds) == [("utf8_bom", "warning", 2), ("fnum_gap", "warning", 1)]
 
 
 def test_exit_zero_passes_a_run_with_halts_but_2_still_means_could_not_run() -> None:
-    proc = run_cli("check", "--exit-zero", "example", cwd=FIXTURES)
+    proc = run_main("check", "--exit-zero", "example", cwd=FIXTURES)
     assert proc.returncode == 0 and b"change_type_out_of_enum" in proc.stdout
-    assert run_cli("check", "--exit-zero", "no/such/path").returncode == 2
+    assert run_main("check", "--exit-zero", "no/such/path").returncode == 2
 
 
 def test_fix_leaves_files_alone_where_trailing_newline_is_not_selected(run: Run) -> None:
@@ -175,9 +175,9 @@ def test_fix_leaves_files_alone_where_trailing_newline_is_not_selected(run: Run)
     p.write_bytes(p.read_bytes() + b"\n\n")
     before = p.read_bytes()
     run.clean("goals", 1, "scope-claude")
-    proc = run_cli("check", "--fix", "--ignore", "trailing_newline", str(run.root))
+    proc = run_main("check", "--fix", "--ignore", "trailing_newline", str(run.root))
     assert proc.returncode == 0 and p.read_bytes() == before
-    assert run_cli("check", "--fix", str(run.root)).returncode == 0
+    assert run_main("check", "--fix", str(run.root)).returncode == 0
     assert p.read_bytes() != before
 
 
@@ -186,7 +186,7 @@ def test_fix_leaves_files_alone_where_trailing_newline_is_not_selected(run: Run)
 
 def test_watch_leaves_an_ignored_cause_out_of_the_status_file(tmp_path: Path) -> None:
     """`watch` applies the same selection as `check` before it publishes a round."""
-    from qrspi_guard.config import Overrides
+    from qrspi_guard.contract.runconfig import Overrides
     from qrspi_guard.settings import CommandLine, resolve
     from qrspi_guard.watch.events import ScriptedSource
     from qrspi_guard.watch.loop import Options, Watcher
@@ -213,10 +213,10 @@ def test_the_hook_allows_a_write_whose_only_error_the_project_ignores(tmp_path: 
     path.unlink()
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
                "tool_input": {"file_path": str(path), "content": text}}
-    allowed = run_cli("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
+    allowed = run_main("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
     assert allowed.returncode == 0 and allowed.stderr == b""
     (tmp_path / ".qrspi-guard.toml").unlink()
-    refused = run_cli("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
+    refused = run_main("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
     assert refused.returncode == 2 and b"change_type_out_of_enum" in refused.stderr
 
 
@@ -226,7 +226,7 @@ def test_a_broken_project_configuration_is_the_hooks_own_failure(tmp_path: Path)
     path = run.round_dir("goals", 1) / "quality-claude.finding-F01.md"
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(tmp_path),
                "tool_input": {"file_path": str(path), "content": "no frontmatter\n"}}
-    proc = run_cli("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
+    proc = run_main("hook", input=json.dumps(payload).encode(), cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr.count(b"\n") == 1  # fail open, one line
-    assert run_cli("hook", "--fail-closed", input=json.dumps(payload).encode(),
+    assert run_main("hook", "--fail-closed", input=json.dumps(payload).encode(),
                    cwd=tmp_path).returncode == 2

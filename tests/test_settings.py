@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, Run, run_cli
 
 from qrspi_guard.errors import ConfigFileError
 from qrspi_guard.settings import CommandLine, find, resolve
+from tests.support import FIXTURES, Run, run_main
 
 
 def git_init(path: Path) -> None:
@@ -20,7 +20,7 @@ def git_init(path: Path) -> None:
 
 
 def causes(*args: str, cwd: Path) -> list[str]:
-    proc = run_cli("check", "--format", "json", *args, cwd=cwd)
+    proc = run_main("check", "--format", "json", *args, cwd=cwd)
     assert proc.returncode in (0, 1), proc.stderr
     return [d["cause"] for d in json.loads(proc.stdout)["diagnostics"]]
 
@@ -77,22 +77,22 @@ def test_per_file_ignores_globs_are_relative_to_the_config_files_directory(halte
 
 def test_format_precedence_command_line_then_file_then_github_actions(halted: Run) -> None:
     env = {"GITHUB_ACTIONS": "true"}
-    proc = run_cli("check", ".", cwd=halted.root, env=env)
+    proc = run_main("check", ".", cwd=halted.root, env=env)
     assert proc.stdout.startswith(b"::error ")  # yamllint's rule: github inside Actions
     (halted.root / ".qrspi-guard.toml").write_text('format = "json"\n')
-    proc = run_cli("check", ".", cwd=halted.root, env=env)
+    proc = run_main("check", ".", cwd=halted.root, env=env)
     assert json.loads(proc.stdout)["summary"]["errors"] == 2  # the file wins over Actions
-    proc = run_cli("check", "--format", "text", ".", cwd=halted.root, env=env)
+    proc = run_main("check", "--format", "text", ".", cwd=halted.root, env=env)
     assert proc.stdout.decode().splitlines()[-1].endswith("2 errors, 0 warnings")
 
 
 def test_strict_from_the_file_fails_on_warnings(run: Run) -> None:
     run.finding("goals", 1, "quality-claude", n=2)  # fnum_gap: a warning
     run.clean("goals", 1, "scope-claude")
-    assert run_cli("check", ".", cwd=run.root).returncode == 0
+    assert run_main("check", ".", cwd=run.root).returncode == 0
     (run.root / ".qrspi-guard.toml").write_text("strict = true\n")
-    assert run_cli("check", ".", cwd=run.root).returncode == 1
-    assert run_cli("check", "--no-strict", ".", cwd=run.root).returncode == 0
+    assert run_main("check", ".", cwd=run.root).returncode == 1
+    assert run_main("check", "--no-strict", ".", cwd=run.root).returncode == 0
 
 
 def test_extra_expected_tags_are_expected_and_count_as_routed(run: Run) -> None:
@@ -113,7 +113,7 @@ def test_thresholds_and_protocol_reach_the_engine(tmp_path: Path) -> None:
     s = resolve(start=str(tmp_path))
     assert s.protocol == "fan-in" and s.thresholds is not None
     assert s.thresholds.as_dict() == {"style": 90, "clarity": 80, "correctness": 50}
-    from qrspi_guard.config import Overrides
+    from qrspi_guard.contract.runconfig import Overrides
 
     o = s.overrides(Overrides())
     assert o.protocol == "fan-in" and o.thresholds == s.thresholds
@@ -124,7 +124,7 @@ def test_thresholds_and_protocol_reach_the_engine(tmp_path: Path) -> None:
 def test_show_settings_prints_each_setting_and_where_it_came_from(halted: Run) -> None:
     (halted.root / "pyproject.toml").write_text(
         '[tool.qrspi-guard]\nignore = ["fnum_gap"]\nstrict = true\n')
-    proc = run_cli("check", "--show-settings", "--ignore", "utf8_bom", cwd=halted.root,
+    proc = run_main("check", "--show-settings", "--ignore", "utf8_bom", cwd=halted.root,
                    env={"GITHUB_ACTIONS": "true"})
     assert proc.returncode == 0
     out = proc.stdout.decode()
@@ -133,7 +133,7 @@ def test_show_settings_prints_each_setting_and_where_it_came_from(halted: Run) -
     assert "strict = true  # pyproject.toml [tool.qrspi-guard]" in out
     assert 'ignore = ["utf8_bom"]  # pyproject.toml [tool.qrspi-guard], then command line' in out
     assert "(off: utf8_bom, fnum_gap)" in out
-    doc = json.loads(run_cli("check", "--show-settings", "--format", "json",
+    doc = json.loads(run_main("check", "--show-settings", "--format", "json",
                              cwd=halted.root).stdout)
     assert doc["disabled"] == ["fnum_gap"] and doc["config_file"] == "pyproject.toml"
 
@@ -156,7 +156,7 @@ BAD = [
 def test_a_wrong_config_file_is_exit_2_naming_file_line_and_key(
         run: Run, text: str, line: int, key: str, problem: str) -> None:
     (run.root / ".qrspi-guard.toml").write_text(text)
-    proc = run_cli("check", ".", cwd=run.root)
+    proc = run_main("check", ".", cwd=run.root)
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -173,10 +173,10 @@ def test_an_unknown_key_in_the_pyproject_table_names_its_line(run: Run) -> None:
 
 
 def test_explain_says_a_cause_is_on_by_default_and_how_to_turn_it_off() -> None:
-    out = run_cli("explain", "fnum_gap").stdout.decode()
+    out = run_main("explain", "fnum_gap").stdout.decode()
     assert "On by default." in out
     assert "--ignore fnum_gap" in out and 'ignore = ["fnum_gap"]' in out
-    doc = json.loads(run_cli("explain", "fnum_gap", "--format", "json").stdout)
+    doc = json.loads(run_main("explain", "fnum_gap", "--format", "json").stdout)
     assert doc["default"] == "on"
 
 

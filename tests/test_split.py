@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from qrspi_guard.discover import RoundRef, round_of_dir
+from qrspi_guard.contract.layout import RoundRef
+from qrspi_guard.engine.discover import round_of_dir
 from qrspi_guard.split import (
     EXIT_OK,
     EXIT_REFUSED,

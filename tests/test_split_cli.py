@@ -1,4 +1,5 @@
-"""End-to-end tests of `qrspi-guard split`: the installed console script in a subprocess."""
+"""End-to-end tests of `qrspi-guard split`: through the console script's entry point in this
+process, and the installed console script in a subprocess where a process is the point."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import run_main
 
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rounds"
@@ -36,8 +39,13 @@ def stdout_of(*blocks: bytes, preamble: bytes = b"Reviewing the design.\n") -> b
 
 def run(*args: str, cwd: Path, stdin: bytes | None = None,
         preexec_fn=None) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    proc = subprocess.run([str(SCRIPT), *args], cwd=cwd, input=stdin, capture_output=True,
-                          timeout=120, preexec_fn=preexec_fn)
+    """In this process (qrspi_guard.cli:main); in the console script's own process when
+    *preexec_fn* must run in it first."""
+    if preexec_fn is None:
+        proc = run_main(*args, cwd=cwd, input=stdin, timeout=120)
+    else:
+        proc = subprocess.run([str(SCRIPT), *args], cwd=cwd, input=stdin, capture_output=True,
+                              timeout=120, preexec_fn=preexec_fn)
     return subprocess.CompletedProcess(proc.args, proc.returncode,
                                        proc.stdout.decode("utf-8", "strict"),
                                        proc.stderr.decode("utf-8", "strict"))

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from qrspi_guard.discover import RoundRef, round_of_dir
+from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.engine import judge_round_files
+from qrspi_guard.engine.discover import round_of_dir
+from qrspi_guard.engine.roundlock import round_lock, split_lock_held
+from qrspi_guard.rules.residue import residue_diagnostics
 from qrspi_guard.split import finding_name, plan_split
 from qrspi_guard.split.errors import RecoveryError
 from qrspi_guard.split.faults import parse, raise_errno
 from qrspi_guard.split.io import SplitIOError, execute
-from qrspi_guard.split.lock import round_lock, split_lock_held
 from qrspi_guard.split.recover import recover
 from qrspi_guard.split.residue import (
     Intent,
@@ -28,7 +30,6 @@ from qrspi_guard.split.residue import (
     is_split_residue,
     new_name,
     parse_residue,
-    residue_diagnostics,
 )
 
 B = b"<<<FINDING-BOUNDARY>>>"

@@ -16,7 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SCRIPT, run_cli
+
+from tests.support import FIXTURES, SCRIPT, run_cli, run_main
 
 TAG = "quality-codex"
 FIXTURE = FIXTURES / "causes" / "split_would_mix_attempts"
@@ -41,13 +42,18 @@ def make_run(tmp_path: Path, name: str, stale: bool) -> Path:
 
 def split(base: Path, *extra: str, fault: str | None = None,
           stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {"QRSPI_GUARD_SPLIT_FAULT": fault} if fault else None
+    """With a *fault* (which may kill the process), the console script in a subprocess;
+    without, the same entry point in this process."""
     src = "-" if stdin is not None else "stdout.txt"
-    return run_cli("split", src, str(ROUND), TAG, *extra, cwd=base, env=env, input=stdin)
+    if fault:
+        return run_cli("split", src, str(ROUND), TAG, *extra, cwd=base,
+                       env={"QRSPI_GUARD_SPLIT_FAULT": fault}, input=stdin)
+    return run_main("split", src, str(ROUND), TAG, *extra, cwd=base,
+                    env={"QRSPI_GUARD_SPLIT_FAULT": None}, input=stdin)
 
 
 def check(base: Path) -> tuple[int, list[str]]:
-    proc = run_cli("check", "--format", "json", str(ROUND), cwd=base)
+    proc = run_main("check", "--format", "json", str(ROUND), cwd=base)
     assert proc.returncode in (0, 1), proc.stderr
     return proc.returncode, sorted({d["cause"] for d in json.loads(proc.stdout)["diagnostics"]})
 

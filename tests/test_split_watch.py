@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qrspi_guard.config import Overrides
-from qrspi_guard.split.lock import round_lock
+from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.engine.roundlock import round_lock
 from qrspi_guard.split.residue import new_name
-from qrspi_guard.watch.events import Event, Kind, ScriptedSource
+from qrspi_guard.watch.events import EventKind, FsEvent, ScriptedSource
 from qrspi_guard.watch.loop import Options, Watcher
 from qrspi_guard.watch.policy import Probe
 
@@ -28,7 +28,7 @@ class Loop:
         self.w.discover()
         self.w.tick()
 
-    def events(self, *events: Event) -> None:
+    def events(self, *events: FsEvent) -> None:
         self.w.apply(list(events))
         self.w.tick()
 
@@ -59,7 +59,8 @@ def test_watch_ignores_residue_while_a_split_holds_the_lock_and_reports_it_after
     assert halts(d) == []
     with round_lock(str(d)):  # a split at work: its temp file is not a defect
         (d / RESIDUE).write_bytes(b"partial")
-        loop.events(Event(Kind.CREATED, str(d / RESIDUE)), Event(Kind.CLOSED, str(d / RESIDUE)))
+        loop.events(FsEvent(EventKind.CREATED, str(d / RESIDUE)),
+                    FsEvent(EventKind.CLOSED, str(d / RESIDUE)))
         assert halts(d) == []
         loop.rescan()
         assert halts(d) == []
@@ -67,7 +68,7 @@ def test_watch_ignores_residue_while_a_split_holds_the_lock_and_reports_it_after
     loop.rescan()
     assert halts(d) == ["split_incomplete"]
     (d / RESIDUE).unlink()  # the next split rolled it back
-    loop.events(Event(Kind.DELETED, str(d / RESIDUE)))
+    loop.events(FsEvent(EventKind.DELETED, str(d / RESIDUE)))
     assert halts(d) == []
 
 

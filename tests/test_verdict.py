@@ -507,7 +507,7 @@ _json = st.recursive(_json_scalar, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
     max_leaves=20)
 _issue = st.one_of(_json, st.fixed_dictionaries(
-    {}, optional={k: st.one_of(st.text(), st.sampled_from(ALL + v.SEVERITIES), _json_scalar)
+    {}, optional={k: st.one_of(st.text(), st.sampled_from(ALL + v.ISSUE_SEVERITIES), _json_scalar)
                   for k in FIELDS}))
 
 

@@ -1,4 +1,5 @@
-"""End-to-end tests of `qrspi-guard verdict`: the installed console script in a subprocess."""
+"""End-to-end tests of `qrspi-guard verdict`: through the console script's entry point in
+this process, and the installed console script in a subprocess where a process is the point."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support import run_main
 
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 
@@ -26,6 +29,13 @@ GOOD = [issue("null_check", "high"), issue("error_handling", "medium"), issue("n
 
 def run(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
+    """In this process (qrspi_guard.cli:main); in a subprocess when *env* is a whole
+    environment of its own."""
+    if env is None:
+        proc = run_main("verdict", *args, cwd=cwd)
+        return subprocess.CompletedProcess(proc.args, proc.returncode,
+                                           proc.stdout.decode("utf-8", "strict"),
+                                           proc.stderr.decode("utf-8", "strict"))
     return subprocess.run([str(SCRIPT), "verdict", *args], cwd=cwd, capture_output=True,
                           text=True, encoding="utf-8", errors="strict", timeout=60,
                           env=env)

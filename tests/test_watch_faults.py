@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from qrspi_guard.config import Overrides
-from qrspi_guard.status import write_atomic
-from qrspi_guard.watch.events import Event, Kind, ScriptedSource
+from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.output.status import write_atomic
+from qrspi_guard.watch.events import EventKind, FsEvent, ScriptedSource
 from qrspi_guard.watch.loop import MAX_WAIT, Options, Stopped, Watcher
 from qrspi_guard.watch.policy import Probe
 from qrspi_guard.watch.publish import (
@@ -98,9 +98,9 @@ class Harness:
     def write_finding(self, ct: str) -> None:
         path = self.rd / "quality-claude.finding-F01.md"
         path.write_text(FINDING.format(ct=ct))
-        self.events(Event(Kind.CLOSED, str(path)))
+        self.events(FsEvent(EventKind.CLOSED, str(path)))
 
-    def events(self, *events: Event) -> None:
+    def events(self, *events: FsEvent) -> None:
         self.w.apply(list(events))
         self.w.tick()
 
@@ -140,7 +140,7 @@ def test_failed_status_write_is_retried_at_every_tick_until_the_file_shows_the_h
     for _ in range(5):  # every tick retries; nothing more is said
         h.advance(1.0)
     assert h.writer.attempts == attempts + 5
-    h.events(Event(Kind.LOSS, "", "overflow"))  # so does every rescan
+    h.events(FsEvent(EventKind.LOSS, "", "overflow"))  # so does every rescan
     assert h.writer.attempts >= attempts + 6
     assert len(h.complaints()) == 1 and h.on_disk() == "pending"
     h.writer.failing = None
@@ -214,7 +214,7 @@ def test_round_fixed_while_its_status_file_was_unwritable_has_nothing_left_to_re
     assert h.w.publisher.has_unwritten()
     finding = h.rd / "quality-claude.finding-F01.md"
     finding.unlink()  # withdrawn: the disk's "pending" is the truth again
-    h.events(Event(Kind.DELETED, str(finding)))
+    h.events(FsEvent(EventKind.DELETED, str(finding)))
     assert not h.w.publisher.has_unwritten()
     assert h.on_disk() == "pending" and h.shown() == ["pending", "halt", "pending"]
 
@@ -224,7 +224,7 @@ def test_a_round_that_goes_away_is_no_longer_retried(tmp_path: Path) -> None:
     h.writer.failing = errno.ENOSPC
     h.write_finding("corectness")
     shutil.rmtree(h.rd)
-    h.events(Event(Kind.DIR_DELETED, str(h.rd)))
+    h.events(FsEvent(EventKind.DIR_DELETED, str(h.rd)))
     assert not h.w.publisher.has_unwritten()
 
 
@@ -389,7 +389,7 @@ def test_events_file_left_torn_by_a_killed_run_is_said_and_continued_on_a_new_li
 
 KILLER = textwrap.dedent("""
     import os, sys, tempfile
-    from qrspi_guard import status
+    from qrspi_guard.output import status
     path, step = sys.argv[1], sys.argv[2]
     real_fsync, real_replace, real_mkstemp = os.fsync, os.replace, tempfile.mkstemp
 
@@ -511,7 +511,7 @@ def test_stop_signal_outside_writes_unwinds_at_once_and_only_the_first_one(
 
 def test_stop_signal_while_waiting_for_events_is_exit_0(tmp_path: Path) -> None:
     class SignalOnGet(ScriptedSource):
-        def get(self, timeout: float | None) -> list[Event]:
+        def get(self, timeout: float | None) -> list[FsEvent]:
             w.on_signal()  # as if SIGTERM arrived while the loop waited
             return []
 
@@ -535,7 +535,7 @@ def test_two_watchers_over_one_tree_agree_and_never_leave_half_a_file(tmp_path: 
     finding = a.rd / "quality-claude.finding-F01.md"
     finding.write_text(FINDING.format(ct="corectness"))
     for w in (a.w, b):  # both see the same close event, in either order
-        w.apply([Event(Kind.CLOSED, str(finding))])
+        w.apply([FsEvent(EventKind.CLOSED, str(finding))])
         w.tick()
         assert a.on_disk() == "halt"  # always whole JSON: one of them, never a mix
     assert json.loads(b_out[-1])["status"] == json.loads(a.out[-1])["status"] == "halt"

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from qrspi_guard.config import Overrides, read_config
-from qrspi_guard.discover import discover_dir
+from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import evaluate_round
-from qrspi_guard.watch.events import Event, Kind, ScriptedSource, translate
+from qrspi_guard.engine.discover import discover_dir
+from qrspi_guard.engine.runconfig import read_config
+from qrspi_guard.watch.events import EventKind, FsEvent, ScriptedSource, translate
 from qrspi_guard.watch.judge import RoundJudge
 from qrspi_guard.watch.loop import Options, Watcher
 from qrspi_guard.watch.policy import (
@@ -59,9 +60,9 @@ def test_close_after_write_settles_a_file_at_once_without_probing() -> None:
     clock, prober = Clock(), Prober()
     p = make_policy(clock, prober)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.CREATED)
-    p.file_event("R/a.md", "R", Kind.MODIFIED)
-    p.file_event("R/a.md", "R", Kind.CLOSED)
+    p.file_event("R/a.md", "R", EventKind.CREATED)
+    p.file_event("R/a.md", "R", EventKind.MODIFIED)
+    p.file_event("R/a.md", "R", EventKind.CLOSED)
     step = p.step()
     assert step.settled == ["R/a.md"]
     assert step.evaluate == {"R"}
@@ -72,7 +73,7 @@ def test_rename_into_place_settles_at_once() -> None:
     clock = Clock()
     p = make_policy(clock)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.MOVED_IN)
+    p.file_event("R/a.md", "R", EventKind.MOVED_IN)
     assert p.step().settled == ["R/a.md"]
 
 
@@ -81,16 +82,16 @@ def test_slow_writer_holding_the_file_never_settles_however_long_it_pauses() -> 
     prober.answers["R/a.md"] = Probe.WRITER
     p = make_policy(clock, prober, closed=False, settle=2.0, quiet=0.5)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.CREATED)
+    p.file_event("R/a.md", "R", EventKind.CREATED)
     for _ in range(100):  # 100 pauses of 1 s between pieces, then 60 s of silence
-        p.file_event("R/a.md", "R", Kind.MODIFIED)
+        p.file_event("R/a.md", "R", EventKind.MODIFIED)
         clock.advance(1.0)
         assert p.step().settled == []
     clock.advance(60)
     step = p.step()
     assert step.settled == []
     assert not p.is_complete("R")  # a round with a writer in it is not quiet
-    p.file_event("R/a.md", "R", Kind.CLOSED)
+    p.file_event("R/a.md", "R", EventKind.CLOSED)
     assert p.step().settled == ["R/a.md"]
 
 
@@ -98,7 +99,7 @@ def test_file_created_by_a_move_from_outside_settles_when_no_writer_holds_it() -
     clock, prober = Clock(), Prober()
     p = make_policy(clock, prober)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.CREATED)
+    p.file_event("R/a.md", "R", EventKind.CREATED)
     assert p.step().settled == ["R/a.md"]
     assert prober.calls == ["R/a.md"]
 
@@ -107,7 +108,7 @@ def test_modified_without_close_waits_for_the_quiet_time_then_probes() -> None:
     clock, prober = Clock(), Prober()
     p = make_policy(clock, prober, quiet=0.5)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.MODIFIED)
+    p.file_event("R/a.md", "R", EventKind.MODIFIED)
     assert p.step().settled == []
     assert p.next_deadline() == pytest.approx(clock.t + 0.5)
     clock.advance(0.5)
@@ -119,7 +120,7 @@ def test_probe_that_cannot_tell_falls_back_to_quiet_time_and_closed_frontmatter(
     prober.answers["R/a.md"] = Probe.UNKNOWN
     p = make_policy(clock, prober, quiet=0.5)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.CREATED)
+    p.file_event("R/a.md", "R", EventKind.CREATED)
     assert p.step().settled == []
     clock.advance(0.49)
     assert p.step().settled == []
@@ -132,7 +133,7 @@ def test_unclosed_frontmatter_is_judged_after_settle_seconds_of_quiet() -> None:
     prober.answers["R/a.md"] = Probe.UNKNOWN
     p = make_policy(clock, prober, closed=False, quiet=0.5, settle=2.0)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.CREATED)
+    p.file_event("R/a.md", "R", EventKind.CREATED)
     for _ in range(19):
         clock.advance(0.1)
         assert p.step().settled == []
@@ -145,9 +146,9 @@ def test_polling_mode_needs_two_polls_without_change() -> None:
     prober.answers["R/a.md"] = Probe.UNKNOWN
     p = make_policy(clock, prober, quiet=0.1, polling=True, poll_interval=0.5)
     p.round_seen("R")
-    p.file_event("R/a.md", "R", Kind.MODIFIED)
+    p.file_event("R/a.md", "R", EventKind.MODIFIED)
     clock.advance(0.5)
-    p.file_event("R/a.md", "R", Kind.MODIFIED)  # changed at the next poll
+    p.file_event("R/a.md", "R", EventKind.MODIFIED)  # changed at the next poll
     clock.advance(0.99)
     assert p.step().settled == []
     clock.advance(0.01)
@@ -161,9 +162,9 @@ def test_burst_of_1000_files_settles_each_file_once_and_evaluates_the_round_once
     p.step()
     for i in range(1000):
         path = f"R/t{i}.md"
-        p.file_event(path, "R", Kind.CREATED)
-        p.file_event(path, "R", Kind.MODIFIED)
-        p.file_event(path, "R", Kind.CLOSED)
+        p.file_event(path, "R", EventKind.CREATED)
+        p.file_event(path, "R", EventKind.MODIFIED)
+        p.file_event(path, "R", EventKind.CLOSED)
     step = p.step()
     assert sorted(step.settled) == sorted(f"R/t{i}.md" for i in range(1000))
     assert step.evaluate == {"R"}
@@ -176,7 +177,7 @@ def test_deletion_marks_the_round_for_re_evaluation_and_forgets_the_file() -> No
     p = make_policy(clock)
     p.round_seen("R")
     p.step()
-    p.file_event("R/a.md", "R", Kind.MODIFIED)
+    p.file_event("R/a.md", "R", EventKind.MODIFIED)
     p.file_deleted("R/a.md", "R")
     step = p.step()
     assert step.evaluate == {"R"} and step.settled == []
@@ -191,7 +192,7 @@ def test_round_completes_after_settle_seconds_without_a_change() -> None:
     p.round_seen("R")
     p.step()
     clock.advance(1.5)
-    p.file_event("R/a.md", "R", Kind.CLOSED)
+    p.file_event("R/a.md", "R", EventKind.CLOSED)
     p.step()
     clock.advance(1.9)
     assert p.step().evaluate == set() and not p.is_complete("R")
@@ -216,7 +217,7 @@ def test_verified_or_next_round_completes_a_round_and_it_stays_complete() -> Non
     p.step()
     p.round_complete("R")
     assert p.step().evaluate == {"R"}
-    p.file_event("R/b.md", "R", Kind.CLOSED)  # a later change: still complete
+    p.file_event("R/b.md", "R", EventKind.CLOSED)  # a later change: still complete
     p.step()
     assert p.is_complete("R")
 
@@ -282,10 +283,11 @@ def test_watchdog_events_translate_to_plain_events() -> None:
         FileMovedEvent,
     )
 
-    assert translate(FileClosedEvent("/r/a.md")) == [Event(Kind.CLOSED, "/r/a.md")]
+    assert translate(FileClosedEvent("/r/a.md")) == [FsEvent(EventKind.CLOSED, "/r/a.md")]
     assert translate(FileMovedEvent("/r/.a.tmp", "/r/a.md")) == [
-        Event(Kind.DELETED, "/r/.a.tmp"), Event(Kind.MOVED_IN, "/r/a.md")]
-    assert translate(DirCreatedEvent("/r/round-02")) == [Event(Kind.DIR_CREATED, "/r/round-02")]
+        FsEvent(EventKind.DELETED, "/r/.a.tmp"), FsEvent(EventKind.MOVED_IN, "/r/a.md")]
+    assert translate(DirCreatedEvent("/r/round-02")) == [
+        FsEvent(EventKind.DIR_CREATED, "/r/round-02")]
     assert translate(DirModifiedEvent("/r")) == []
     assert translate(FileClosedNoWriteEvent("/r/a.md")) == []
 
@@ -330,7 +332,7 @@ class Harness:
         self.w.discover()
         self.w.tick()
 
-    def events(self, *events: Event) -> None:
+    def events(self, *events: FsEvent) -> None:
         self.w.apply(list(events))
         self.w.tick()
 
@@ -350,7 +352,7 @@ def test_loop_settle_turns_a_missing_reviewer_into_expected_tag_no_output(tmp_pa
     assert status(rd)["status"] == "pending"
     assert status(rd)["awaiting"] == ["quality-claude", "scope-claude"]
     (rd / "quality-claude.finding-F01.md").write_text(finding())
-    h.events(Event(Kind.CLOSED, str(rd / "quality-claude.finding-F01.md")))
+    h.events(FsEvent(EventKind.CLOSED, str(rd / "quality-claude.finding-F01.md")))
     assert status(rd)["status"] == "pending" and status(rd)["awaiting"] == ["scope-claude"]
     h.advance(1.99)
     assert status(rd)["status"] == "pending"
@@ -371,7 +373,8 @@ def test_loop_burst_of_1000_files_judged_once_each_with_bounded_status_writes(
         name = f"quality-claude.finding-F{i:04d}.md"
         (rd / name).write_text(finding().replace("R1-F01", f"R1-F{i}"))
         p = str(rd / name)
-        events += [Event(Kind.CREATED, p), Event(Kind.MODIFIED, p), Event(Kind.CLOSED, p)]
+        events += [FsEvent(EventKind.CREATED, p), FsEvent(EventKind.MODIFIED, p),
+                   FsEvent(EventKind.CLOSED, p)]
     for chunk in range(0, len(events), 300):  # delivered in several batches
         h.events(*events[chunk:chunk + 300])
     t = h.w.rounds[str(rd)]
@@ -389,12 +392,12 @@ def test_loop_never_judges_a_file_a_writer_still_holds(tmp_path: Path) -> None:
     path = rd / "quality-claude.finding-F01.md"
     prober.answers[str(path)] = Probe.WRITER
     path.write_text("---\nfinding_id: R1-F01\nseverity: med")  # half written
-    h.events(Event(Kind.CREATED, str(path)), Event(Kind.MODIFIED, str(path)))
+    h.events(FsEvent(EventKind.CREATED, str(path)), FsEvent(EventKind.MODIFIED, str(path)))
     for _ in range(50):
         h.advance(1.0)
         assert status(rd)["status"] == "pending"
     path.write_text(finding())
-    h.events(Event(Kind.CLOSED, str(path)))
+    h.events(FsEvent(EventKind.CLOSED, str(path)))
     assert status(rd)["reported_tags"] == ["quality-claude"]
     assert status(rd)["halts"] == []
 
@@ -404,10 +407,10 @@ def test_loop_fix_on_disk_clears_the_halt(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     path = rd / "quality-claude.finding-F01.md"
     path.write_text(finding(ct="corectness"))
-    h.events(Event(Kind.CLOSED, str(path)))
+    h.events(FsEvent(EventKind.CLOSED, str(path)))
     assert status(rd)["halts"][0]["cause"] == "change_type_out_of_enum"
     path.write_text(finding())
-    h.events(Event(Kind.CLOSED, str(path)))
+    h.events(FsEvent(EventKind.CLOSED, str(path)))
     assert status(rd)["status"] == "pending"
 
 
@@ -420,7 +423,7 @@ def test_loop_reconcile_finds_changes_whose_events_were_lost(tmp_path: Path) -> 
     (new_round / "notes.txt").write_text("raw stdout\n")
     h.advance(1.0)
     assert status(rd)["halts"] == []  # no event came: nothing known yet
-    h.events(Event(Kind.LOSS, "", "queue overflow"))
+    h.events(FsEvent(EventKind.LOSS, "", "queue overflow"))
     assert h.w.policy.is_complete(str(rd))  # a later round appeared
     assert {x["cause"] for x in status(rd)["halts"]} == {"change_type_out_of_enum",
                                                          "expected_tag_no_output"}
@@ -432,7 +435,7 @@ def test_loop_verified_file_completes_the_round(tmp_path: Path) -> None:
     h = Harness(tmp_path, settle=60)
     verified = rd.parent / "round-01-verified.md"
     verified.write_text("---\nscored: 0\nkept: 0\ndropped: 0\nfailed: 0\nclean: 0\n---\n")
-    h.events(Event(Kind.CLOSED, str(verified)))
+    h.events(FsEvent(EventKind.CLOSED, str(verified)))
     assert status(rd)["status"] == "halt"
     assert {x["cause"] for x in status(rd)["halts"]} == {"expected_tag_no_output"}
 
@@ -444,10 +447,10 @@ def test_loop_writes_status_only_when_content_changes(tmp_path: Path) -> None:
     writes = t.writes
     (rd / "quality-claude.clean.md").write_text("---\nreviewer: quality-claude\nround: 1\n"
                                                 "findings: 0\n---\n")
-    h.events(Event(Kind.CLOSED, str(rd / "quality-claude.clean.md")))
+    h.events(FsEvent(EventKind.CLOSED, str(rd / "quality-claude.clean.md")))
     assert t.writes == writes + 1
     os.utime(rd / "quality-claude.clean.md", ns=(1, 1))  # new signature, same content
-    h.events(Event(Kind.CLOSED, str(rd / "quality-claude.clean.md")))
+    h.events(FsEvent(EventKind.CLOSED, str(rd / "quality-claude.clean.md")))
     assert t.writes == writes + 1
 
 
@@ -477,7 +480,7 @@ def test_loop_config_change_is_re_read_and_re_judges_its_rounds(tmp_path: Path) 
     assert status(rd)["expected_tags"] == ["quality-claude", "scope-claude"]
     config = tmp_path / "run" / "config.md"
     config.write_text("---\nsecond_reviewer: true\nverifier_enabled: false\n---\n")
-    h.events(Event(Kind.CLOSED, str(config)))
+    h.events(FsEvent(EventKind.CLOSED, str(config)))
     assert status(rd)["expected_tags"] == ["quality-claude", "scope-claude", "quality-codex",
                                            "scope-codex"]
 
@@ -523,7 +526,7 @@ def test_watchdog_overflow_warning_becomes_a_loss_event(tmp_path: Path) -> None:
         logging.getLogger("watchdog.observers.inotify").warning(
             "Inotify queue overflowed; reconciling recursive watches below %r", "x")
         events = src.get(5.0)
-        assert Kind.LOSS in {e.kind for e in events}
+        assert EventKind.LOSS in {e.kind for e in events}
     finally:
         src.stop()
 
@@ -534,10 +537,10 @@ def test_loop_tool_temp_file_renamed_away_at_once_never_halts(tmp_path: Path) ->
     target = rd / "quality-claude.finding-F01.md"
     temp = rd / "sedX1b2c3"  # `sed -i` writes a sibling temp file, then renames it over
     temp.write_text(finding())
-    h.events(Event(Kind.CREATED, str(temp)), Event(Kind.CLOSED, str(temp)))
+    h.events(FsEvent(EventKind.CREATED, str(temp)), FsEvent(EventKind.CLOSED, str(temp)))
     assert status(rd)["halts"] == []
     os.rename(temp, target)
-    h.events(Event(Kind.DELETED, str(temp)), Event(Kind.MOVED_IN, str(target)))
+    h.events(FsEvent(EventKind.DELETED, str(temp)), FsEvent(EventKind.MOVED_IN, str(target)))
     h.advance(1.0)
     assert status(rd)["halts"] == [] and status(rd)["reported_tags"] == ["quality-claude"]
     assert [json.loads(line)["status"] for line in h.lines] == ["pending"]
@@ -547,7 +550,7 @@ def test_loop_unknown_file_that_stays_halts_after_the_quiet_time(tmp_path: Path)
     rd = make_run(tmp_path)
     h = Harness(tmp_path)
     (rd / "notes.txt").write_text("raw stdout\n")
-    h.events(Event(Kind.CLOSED, str(rd / "notes.txt")))
+    h.events(FsEvent(EventKind.CLOSED, str(rd / "notes.txt")))
     assert status(rd)["halts"] == []
     h.advance(0.5)
     assert status(rd)["halts"][0]["cause"] == "unknown_file_in_round_dir"

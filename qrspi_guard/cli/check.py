@@ -3,7 +3,7 @@
 A thin shell: options are resolved into :class:`qrspi_guard.settings.Settings` (the
 command line over the project configuration file over the environment), the engine
 judges, :func:`qrspi_guard.settings.apply_selection` leaves out what is turned off, a
-reporter renders, and :mod:`qrspi_guard.report.files` writes. Failures are raised as
+reporter renders, and :mod:`qrspi_guard.output.files` writes. Failures are raised as
 :class:`~qrspi_guard.errors.GuardError` and become one line and exit 2 in
 :func:`qrspi_guard.cli.main`.
 """
@@ -18,7 +18,7 @@ from typing import NoReturn
 import click
 
 from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
-from qrspi_guard.report import FORMATS, ReportOptions
+from qrspi_guard.output import FORMATS, ReportOptions
 
 #: the most read from standard input for --stdin-filename (a finding is at most 1 MiB)
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -93,7 +93,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     import time
 
     from qrspi_guard.errors import OutputError, UsageError
-    from qrspi_guard.report import renderer
+    from qrspi_guard.output import renderer
     from qrspi_guard.settings import CommandLine, apply_selection, resolve
     from qrspi_guard.textsafe import one_line
 
@@ -121,7 +121,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
             raise UsageError("--fix and --write-status do not apply to standard input")
     fix_failures = []
     if fix:
-        from qrspi_guard.fix import FixFailure, fix_trailing_newlines
+        from qrspi_guard.output.fix import FixFailure, fix_trailing_newlines
 
         selected = settings.selection
 
@@ -136,7 +136,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
             elif not quiet:
                 click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
     if stdin_filename is not None:
-        from qrspi_guard.single import check_buffer
+        from qrspi_guard.engine.buffer import check_buffer
 
         result = check_buffer(stdin_filename, _read_stdin(), overrides)
     else:
@@ -157,7 +157,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if output_format is not None and output is None:
         raise UsageError("--output-format needs --output FILE")
     if output is not None:
-        from qrspi_guard.report.files import write_output
+        from qrspi_guard.output.files import write_output
 
         plain = ReportOptions(strict=strict, quiet=quiet, elapsed=elapsed)  # no colour
         if output_format is not None:
@@ -214,7 +214,7 @@ def _read_stdin() -> bytes:
 def _statistics(result: object, fmt: str, options: ReportOptions) -> str:
     import json
 
-    from qrspi_guard.report.text import summary
+    from qrspi_guard.output.text import summary
     from qrspi_guard.settings import statistics
 
     rows = statistics(result.diagnostics)  # type: ignore[attr-defined]
@@ -224,7 +224,7 @@ def _statistics(result: object, fmt: str, options: ReportOptions) -> str:
     width = max((len(str(n)) for _, _, n in rows), default=1)
     cause_width = max((len(c) for c, _, _ in rows), default=0)
     lines = [f"{n:>{width}}  {c:<{cause_width}}  {lv}" for c, lv, n in rows]
-    lines.append(summary(result))  # type: ignore[arg-type]
+    lines.append(summary(result))
     return "\n".join(lines) + "\n"
 
 
@@ -232,12 +232,12 @@ def _step_summary(path: str, result: object, output: str | None) -> None:
     """Append the Markdown table to ``$GITHUB_STEP_SUMMARY``, within what is left of
     GitHub's 1 MiB. A failure is a warning: the gate's verdict does not depend on it."""
     from qrspi_guard.errors import OutputError
-    from qrspi_guard.report.files import append_summary, size_of
-    from qrspi_guard.report.github import SUMMARY_LIMIT, step_summary
+    from qrspi_guard.output.files import append_summary, size_of
+    from qrspi_guard.output.github import SUMMARY_LIMIT, step_summary
 
     room = max(SUMMARY_LIMIT - size_of(path), 2048)
     try:
-        append_summary(path, step_summary(result, room, output))  # type: ignore[arg-type]
+        append_summary(path, step_summary(result, room, output))
     except OutputError as exc:
         click.echo(f"qrspi-guard: warning: step summary: {exc}", err=True)
 
@@ -246,7 +246,7 @@ def _write_statuses(result: object) -> None:
     """Every round's status file; a round whose file cannot be written keeps its old
     one (and no temp file), the others are still written, and the run is exit 2."""
     from qrspi_guard.errors import OutputError
-    from qrspi_guard.status import write_status as write_one
+    from qrspi_guard.output.status import write_status as write_one
     from qrspi_guard.textsafe import one_line
 
     failed = 0
@@ -271,8 +271,9 @@ def _exit(code: int) -> NoReturn:
             and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__
             and not os.environ.get("QRSPI_GUARD_NO_FAST_EXIT")):
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            # no stdout or stderr at all (None) is the AttributeError caught below
+            sys.stdout.flush()  # type: ignore[union-attr]
+            sys.stderr.flush()  # type: ignore[union-attr]
         except (OSError, ValueError, AttributeError):
             pass  # a closed pipe, or no stdout at all: let main() report it
         else:

@@ -22,7 +22,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
     """
     import json
 
-    from qrspi_guard.causes import CATALOGUE, markdown_table
+    from qrspi_guard.contract.causes import CATALOGUE, markdown_table
     from qrspi_guard.records import asdict
     from qrspi_guard.textsafe import one_line
 

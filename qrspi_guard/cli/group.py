@@ -28,7 +28,8 @@ class LazyGroup(click.Group):
             if exc.name == module_name:
                 return None
             raise
-        return getattr(module, attr)
+        command: click.Command | None = getattr(module, attr)
+        return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -22,7 +22,7 @@ def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
     """
     import json
 
-    from qrspi_guard.matrix import ROWS, STEP_ROWS, row_tags, rows_for
+    from qrspi_guard.contract.matrix import ROWS, STEP_ROWS, row_tags, rows_for
 
     steps = [step] if step else list(STEP_ROWS)
     if step and rows_for(step) is None:
@@ -33,7 +33,7 @@ def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
     rows = []
     for s in steps:
         for row in rows_for(s) or ():
-            entry = {"step": s, "row": row}
+            entry: dict[str, str | list[str]] = {"step": s, "row": row}
             for col in columns:
                 entry[f"second_reviewer_{str(col).lower()}"] = list(row_tags(row, col))
             rows.append(entry)

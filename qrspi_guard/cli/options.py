@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from qrspi_guard.config import Overrides
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
-from qrspi_guard.layout import TAG_RE
+from qrspi_guard.contract.layout import TAG_RE
+from qrspi_guard.contract.runconfig import Overrides
 
 
 def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -45,8 +45,8 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
                     require_sidecars: bool, expect: str | None,
                     config_file: str | None, protocol: str = "auto",
                     round_no: int | None = None) -> Overrides:
-    from qrspi_guard.layout import STEPS, TASK_DIR_RE
-    from qrspi_guard.matrix import rows_for
+    from qrspi_guard.contract.layout import STEPS, TASK_DIR_RE
+    from qrspi_guard.contract.matrix import rows_for
 
     if config_file is not None and not os.path.isfile(config_file):
         # a FIFO or device named by --config is refused, never opened (cli.md)

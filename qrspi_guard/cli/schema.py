@@ -17,7 +17,7 @@ def schema(kind: str) -> None:
     """
     import json
 
-    from qrspi_guard.schema import json_schemas
+    from qrspi_guard.contract.schema import json_schemas
 
     schemas = json_schemas()
     click.echo(json.dumps(schemas if kind == "all" else schemas[kind], indent=2))

@@ -7,10 +7,11 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
-from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.errors import GuardError
 from qrspi_guard.split import SplitPlan
 from qrspi_guard.textsafe import one_line
@@ -51,7 +52,13 @@ def _term_as_exit() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-class _RoundNumber(click.ParamType):
+if TYPE_CHECKING:  # click >= 8.2's ParamType is generic; click 8.1's is not subscriptable
+    _IntParam = click.ParamType[int]
+else:
+    _IntParam = click.ParamType
+
+
+class _RoundNumber(_IntParam):
     """An integer >= 1 of at most 9 digits, refused in one short line otherwise (never
     echoing a 5,000-digit value, never Python's int-digits limit)."""
 

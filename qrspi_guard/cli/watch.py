@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
 
+if TYPE_CHECKING:
+    from qrspi_guard.watch.loop import Watcher
+
 #: the largest number of seconds any watch option accepts (about 11.6 days)
 MAX_SECONDS = 1_000_000.0
 
+if TYPE_CHECKING:  # click >= 8.2's ParamType is generic; click 8.1's is not subscriptable
+    _FloatParam = click.ParamType[float]
+else:
+    _FloatParam = click.ParamType
 
-class Seconds(click.ParamType):
+
+class Seconds(_FloatParam):
     """A finite number of seconds, 0 to MAX_SECONDS: never nan, inf or negative (nan
     slipped through a FloatRange and made the loop spin at 100 % CPU)."""
 
@@ -73,7 +83,7 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
     """
     from qrspi_guard.settings import CommandLine, resolve
     from qrspi_guard.watch.events import WatchdogSource
-    from qrspi_guard.watch.loop import Options, Watcher, install_signal_handlers
+    from qrspi_guard.watch.loop import Options, Watcher
     from qrspi_guard.watch.publish import LineSink
 
     # the project configuration file (selection, protocol, thresholds, extra tags) applies
@@ -136,3 +146,15 @@ def _stderr_line(line: str) -> None:
             data = data[os.write(2, data):]
     except OSError:
         pass
+
+
+def install_signal_handlers(watcher: Watcher) -> None:
+    """SIGINT and SIGTERM stop the loop cleanly; SIGIO (a lease break) is ignored."""
+
+    def handler(signum: int, frame: object) -> None:
+        watcher.on_signal()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    if hasattr(signal, "SIGIO"):
+        signal.signal(signal.SIGIO, signal.SIG_IGN)

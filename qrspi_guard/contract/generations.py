@@ -62,7 +62,6 @@ class FindingContract:
     tag_pattern: str = r"[a-z0-9][a-z0-9-]*"
     reference_range_pattern: str = r"[0-9]+|[0-9]+-[0-9]+|L[0-9]+|L[0-9]+-L[0-9]+"
     boundary: str = "<<<FINDING-BOUNDARY>>>"
-    no_findings: str = "NO_FINDINGS"
     #: a file over this many bytes is not parsed (file_too_large)
     max_bytes: int = 1024 * 1024
     verify_failed: str = "VERIFY_FAILED"
@@ -178,11 +177,6 @@ SIDECAR_SUFFIXES: tuple[str, ...] = tuple(g.sidecar.suffix for g in GENERATIONS.
 #: when no rule decides a round's generation (generations.md §6, rule 3)
 DEFAULT_GENERATION = FAN_IN
 PROTOCOL_CHOICES: tuple[str, ...] = ("auto", *GENERATIONS)
-
-
-def generation(name: str) -> Generation:
-    """The generation called *name* (a KeyError is a programming error)."""
-    return GENERATIONS[name]
 
 
 def with_thresholds(gen: Generation, thresholds: Thresholds) -> Generation:

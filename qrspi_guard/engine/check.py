@@ -11,9 +11,10 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from qrspi_guard.config import Overrides, RunConfig, config_from, config_path, read_config_bytes
-from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.discover import RoundRef, pseudo_round, round_of_dir
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.contract.layout import RoundRef, classify
+from qrspi_guard.contract.runconfig import Overrides, RunConfig
+from qrspi_guard.engine.discover import pseudo_round, round_of_dir
 from qrspi_guard.engine.entries import Context
 from qrspi_guard.engine.history import ConfigHistory
 from qrspi_guard.engine.inputs import read_anchor
@@ -21,11 +22,12 @@ from qrspi_guard.engine.parallel import jobs, ordered_map
 from qrspi_guard.engine.plan import plan
 from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.engine.rounds import evaluate_round
-from qrspi_guard.layout import classify
-from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.engine.runconfig import config_path, missing_reason, read_config_bytes
+from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.records import fields
 from qrspi_guard.rules import bookkeeping
-from qrspi_guard.rules.files import Place
+from qrspi_guard.rules.config import config_from
+from qrspi_guard.rules.facts import Place
 
 _SENT = tuple(name for name in fields(RoundResult) if name != "run")
 
@@ -137,8 +139,9 @@ class RunConfigs:
                 data = worktree[key]
             cfg = parsed.get((key, source))
             if cfg is None:
+                why = missing_reason(path) if data is None else ""
                 cfg = parsed[(key, source)] = config_from(path, ref.artifact_dir, data,
-                                                          self.overrides, source)
+                                                          self.overrides, source, why=why)
                 if (key, data) not in texts:
                     texts[(key, data)] = True
                     first_use[i] = cfg.diagnostics

@@ -10,34 +10,34 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from qrspi_guard import frontmatter as fm
-from qrspi_guard.config import Overrides
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
 from qrspi_guard.contract.generations import FAN_IN, Generation
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.discover import RoundRef
-from qrspi_guard.engine.generation import GenerationResolver
-from qrspi_guard.engine.sides import SideFiles
-from qrspi_guard.fastjudge import fast_report
-from qrspi_guard.layout import (
+from qrspi_guard.contract.layout import (
     RESERVED_PREFIX,
     FileName,
     Kind,
+    RoundRef,
     classify_cached,
     is_fanin_finding_glob,
     is_watch_temp,
 )
-from qrspi_guard.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
+from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.engine.generation import GenerationResolver
+from qrspi_guard.engine.roundlock import split_lock_held
+from qrspi_guard.engine.sides import SideFiles
+from qrspi_guard.parse import frontmatter as fm
+from qrspi_guard.parse.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.records import field, record
+from qrspi_guard.rules.facts import FileFacts, FileReport, Place
+from qrspi_guard.rules.fastjudge import fast_report
 from qrspi_guard.rules.files import (
     FAN_IN_SUFFIX,
-    FileFacts,
-    FileReport,
-    Place,
     fanin_change_type,
     fanin_score_of,
     judge_file,
     name_rule,
 )
+from qrspi_guard.rules.residue import residue_diagnostics
 
 
 @record
@@ -236,14 +236,11 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
                                 round=ref.round))
     finally:
         reader.close()
-    if residue:
+    if residue and not (ignore_temp and split_lock_held(ref.round_dir)):
         # split's reserved hidden names are the one exception to "hidden names are
         # ignored": a round holding them is `split_incomplete`; in watch mode
         # (ignore_temp) only while no split holds the round's lock
-        from qrspi_guard.split.residue import residue_diagnostics
-
-        entry_diags.extend(residue_diagnostics(ref.round_dir, residue, watching=ignore_temp,
-                                               step=ref.step, round=ref.round))
+        entry_diags.extend(residue_diagnostics(ref.round_dir, residue, ref.step, ref.round))
     return RoundFiles(reports, entry_diags, count, gen, names, beside)
 
 

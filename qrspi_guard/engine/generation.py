@@ -21,9 +21,9 @@ from qrspi_guard.contract.generations import (
     KEPT_FINDINGS,
     Generation,
 )
-from qrspi_guard.discover import REVIEWS, RoundRef, scan_reviews
+from qrspi_guard.contract.layout import Kind, RoundRef, classify_cached
+from qrspi_guard.engine.discover import REVIEWS, scan_reviews
 from qrspi_guard.engine.sides import SideFiles
-from qrspi_guard.layout import Kind, classify_cached
 
 _FAN_IN_NAMES = frozenset({KEPT_FINDINGS, FANIN_AUDIT})
 _FAN_IN_SUFFIX = FAN_IN.sidecar.suffix

@@ -43,12 +43,12 @@ class ConfigHistory:
                 return repo
         if real in self._missing:
             return None
-        repo = _rev_parse(real)
-        if repo is None:
+        found = _rev_parse(real)
+        if found is None:
             self._missing.add(real)
         else:
-            self._repos.append(repo)
-        return repo
+            self._repos.append(found)
+        return found
 
     def blobs(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], bytes]:
         """``{(path, sha): bytes}`` for each (file path, commit SHA) that git has;

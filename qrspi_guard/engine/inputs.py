@@ -4,7 +4,7 @@ The verifier's results (`round-NN-verified.md` beside, or the fan-in's outputs i
 the verifier-disabled marker (inside or beside), a task round's dispatch manifest, and
 the bookkeeping files beside it (`round-NN-commit.txt`, `round-NN-scope-set.txt`).
 Every one is opened as a regular file, without blocking, and size-capped
-(:func:`qrspi_guard.reader.read_bytes`), so a FIFO or a device in its place is a named
+(:func:`qrspi_guard.parse.reader.read_bytes`), so a FIFO or a device in its place is a named
 diagnostic, never a hang.
 """
 
@@ -18,32 +18,11 @@ from qrspi_guard.contract.generations import (
     KEPT_FINDINGS,
     Generation,
 )
-from qrspi_guard.discover import RoundRef
+from qrspi_guard.contract.layout import RoundRef, verifier_disabled_name
 from qrspi_guard.engine.sides import SideFiles
-from qrspi_guard.frontmatter import MAX_BYTES
-from qrspi_guard.layout import verifier_disabled_name
-from qrspi_guard.reader import ReadFailure, read_bytes
-from qrspi_guard.records import record
-
-Read = bytes | ReadFailure | None  #: None: the file is not there
-
-MARKER = "-verifier-disabled.md"
-COMMIT = "-commit.txt"
-SCOPE_SET = "-scope-set.txt"
-
-
-@record
-class RoundInputs:
-    """The files a round's rules read, as read (None where absent)."""
-
-    marker_inside: Read = None
-    marker_beside: Read = None
-    verified: Read = None
-    audit: Read = None
-    kept: Read = None
-    manifest: Read = None
-    anchor: Read = None
-    scope_set: Read = None
+from qrspi_guard.parse.frontmatter import MAX_BYTES
+from qrspi_guard.parse.reader import ReadFailure, read_bytes
+from qrspi_guard.rules.inputs import COMMIT, MARKER, SCOPE_SET, Read, RoundInputs
 
 
 def read_inputs(ref: RoundRef, gen: Generation, names: set[str], beside: frozenset[str],

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from qrspi_guard.config import Overrides
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.discover import (
-    RoundRef,
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
+from qrspi_guard.contract.layout import CLAIMED_KINDS, RoundRef, classify, is_legacy_round_file
+from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.engine.discover import (
     discover_dir,
     holds_reviewer_output,
     pseudo_round,
@@ -22,7 +22,6 @@ from qrspi_guard.discover import (
     with_step,
 )
 from qrspi_guard.errors import PathNotFound, UnreadablePath
-from qrspi_guard.layout import CLAIMED_KINDS, classify, is_legacy_round_file
 from qrspi_guard.records import field, record
 
 

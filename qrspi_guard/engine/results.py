@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from qrspi_guard.config import RunConfig
-from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.discover import RoundRef
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.contract.layout import RoundRef
+from qrspi_guard.contract.runconfig import RunConfig
 from qrspi_guard.records import field, record
 
 Status = Literal["ok", "pending", "halt"]

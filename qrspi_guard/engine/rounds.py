@@ -9,24 +9,26 @@ judged (``watch`` keeps one report per settled file). All reading is done by
 from __future__ import annotations
 
 import os
-from collections import Counter
 
-from qrspi_guard.config import Overrides, RunConfig
+from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.generations import Generation
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.discover import RoundRef
+from qrspi_guard.contract.layout import RoundRef
+from qrspi_guard.contract.matrix import (
+    Expectation,
+    expectation_for_step,
+    expectation_from_tags,
+    with_extra,
+)
+from qrspi_guard.contract.runconfig import Overrides, RunConfig
 from qrspi_guard.engine.entries import Context, RoundFiles, read_round
-from qrspi_guard.engine.inputs import COMMIT, MARKER, SCOPE_SET, RoundInputs, read_inputs
+from qrspi_guard.engine.inputs import read_inputs
 from qrspi_guard.engine.results import RoundResult, sort_diagnostics
 from qrspi_guard.engine.sides import SideFiles
-from qrspi_guard.layout import bounded_number, verifier_disabled_name
-from qrspi_guard.matrix import Expectation, expectation_for_step, expectation_from_tags, with_extra
-from qrspi_guard.reader import ReadFailure
-from qrspi_guard.records import field, record, replace
-from qrspi_guard.rules import bookkeeping as bk
-from qrspi_guard.rules.files import FileFacts, FileReport
+from qrspi_guard.records import replace
+from qrspi_guard.rules.facts import FileFacts, FileReport
+from qrspi_guard.rules.inputs import Interpreted, interpret
+from qrspi_guard.rules.placement import off_route, round_from_findings, suffixed_dir
 from qrspi_guard.rules.rounds import RoundFacts, awaited, completion_rules, tag_rules
-from qrspi_guard.rules.verifier import Audit
 
 
 def evaluate_round(ref: RoundRef, run: RunConfig, overrides: Overrides,
@@ -80,15 +82,12 @@ def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
     diags.extend(got.diags)
     facts_list = [r.facts for r in files.reports]
     if ref.round is None:  # a pseudo-round: its number comes from its findings
-        number, problem = _round_from_findings(ref, facts_list)
+        number, problem = round_from_findings(ref, facts_list)
         if problem is not None:
             diags.append(problem)
         ref = replace(ref, round=number)
     if ref.kind == "suffixed":
-        diags.append(diag("bad_round_dir_name", f"directory {os.path.basename(ref.round_dir)!r}"
-                          " is not round-NN (its files are judged with the per-file rules, "
-                          f"as round {ref.round})", path=ref.round_dir, step=ref.step,
-                          round=ref.round))
+        diags.append(suffixed_dir(ref))
         complete = False
     facts = round_facts(ref, run, overrides, facts_list, gen=files.gen, inputs=got,
                         names=files.names)
@@ -100,153 +99,15 @@ def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
                          expected_tags=verdict.expected_tags,
                          reported_tags=verdict.reported_tags, awaiting=verdict.awaiting,
                          file_names=[f.name for f in facts.files], protocol=files.gen.name)
-    if (run.route is not None and ref.step and ref.kind == "step"
-            and not _on_route(ref.step, run.route)):
-        diags.append(diag("step_not_on_route", f"step {ref.step} is not on the run's route "
-                          f"({', '.join(run.route)})", path=ref.round_dir, step=ref.step,
-                          round=ref.round))
+    route = off_route(ref, run)
+    if route is not None:
+        diags.append(route)
     result.diagnostics = sort_diagnostics(diags)
     if any(d.level == "error" for d in result.all_diagnostics):
         result.status = "halt"
     elif not complete:
         result.status = "pending"
     return result
-
-
-def _on_route(step: str, route: tuple[str, ...]) -> bool:
-    if step == "integration":
-        return bool({"integration", "integrate", "implement-gate"} & set(route))
-    return step in route
-
-
-def _round_from_findings(ref: RoundRef, files: list[FileFacts]
-                         ) -> tuple[int | None, Diagnostic | None]:
-    """The R-number the findings' `finding_id`s agree on (disagreement: round_mismatch)."""
-    said: Counter[int] = Counter()
-    for f in files:
-        if f.finding_id:
-            number = bounded_number(f.finding_id[1:].split("-", 1)[0])
-            if number is not None:
-                said[number] += 1
-    if not said:
-        return None, None
-    best = min(said, key=lambda n: (-said[n], n))
-    if len(said) == 1:
-        return best, None
-    shown = ", ".join(f"R{n} ({c} file(s))" for n, c in sorted(said.items()))
-    return best, diag("round_mismatch", f"the findings of this directory disagree on the "
-                      f"round: {shown}; pass --round N", path=ref.round_dir, step=ref.step,
-                      round=best, field="finding_id")
-
-
-@record
-class Interpreted:
-    """What the round's inputs say, and their own problems as diagnostics."""
-
-    diags: list[Diagnostic] = field(default_factory=list)
-    waived: bool = False
-    manifest_tags: tuple[str, ...] | None = None
-    verified_path: str | None = None
-    verified_totals: dict[str, object] | None = None
-    verified_error: str | None = None
-    audit: Audit | None = None
-    audit_path: str | None = None
-    kept_lines: list[str] | None = None
-    kept_path: str | None = None
-    commit: str | None = None  #: the round's well-formed commit anchor
-
-
-def interpret(ref: RoundRef, gen: Generation, inputs: RoundInputs) -> Interpreted:
-    """Turn the round's inputs into round facts and bookkeeping diagnostics."""
-    out = Interpreted()
-    n = ref.round
-
-    def place(name: str, beside: bool) -> dict[str, object]:
-        directory = ref.step_dir if beside else ref.round_dir
-        path = name if directory in ("", ".") else os.path.join(directory, name)
-        return {"path": path, "file": name, "step": ref.step, "round": n}
-
-    def side_name(suffix: str) -> str:
-        return f"round-{n:02d}{suffix}" if n is not None else suffix
-
-    # the verifier-disabled marker, inside or beside (generations.md §5)
-    for data, beside in ((inputs.marker_inside, False), (inputs.marker_beside, True)):
-        if data is None:
-            continue
-        problem = (bk.Problem(data.message) if isinstance(data, ReadFailure)
-                   else bk.verifier_marker(data, n))
-        name = verifier_disabled_name(n) if n is not None else MARKER
-        if problem is None:
-            out.waived = True
-        else:
-            out.diags.append(diag("verifier_marker_invalid", f"{name} does not waive the "
-                                  f"verifier: {problem.message}; treated as absent",
-                                  line=problem.line, field=problem.field,
-                                  **place(name, beside)))  # type: ignore[arg-type]
-    # apply-fix: round-NN-verified.md beside
-    if inputs.verified is not None and gen.verified_beside_suffix:
-        name = side_name(gen.verified_beside_suffix)
-        out.verified_path = str(place(name, True)["path"])
-        if isinstance(inputs.verified, ReadFailure):
-            out.verified_error = inputs.verified.message
-        else:
-            got = bk.verified_totals(inputs.verified)
-            out.verified_totals, out.verified_error = got.totals, got.error
-    # fan-in: the audit and the kept list inside
-    if inputs.audit is not None:
-        out.audit_path = str(place(".verifier-fan-in-audit.json", False)["path"])
-        out.audit = (Audit(problem=inputs.audit.message)
-                     if isinstance(inputs.audit, ReadFailure) else bk.fanin_audit(inputs.audit))
-    if inputs.kept is not None:
-        out.kept_path = str(place("kept-findings.txt", False)["path"])
-        if isinstance(inputs.kept, ReadFailure):
-            out.diags.append(diag("kept_findings_mismatch", f"kept-findings.txt "
-                                  f"{inputs.kept.message}", **place("kept-findings.txt",
-                                                                    False)))  # type: ignore[arg-type]
-        else:
-            lines, problem = bk.kept_list(inputs.kept)
-            if problem is not None:
-                out.diags.append(diag("kept_findings_mismatch", f"kept-findings.txt: "
-                                      f"{problem.message}", **place("kept-findings.txt",
-                                                                    False)))  # type: ignore[arg-type]
-            else:
-                out.kept_lines = lines
-    # a task round's dispatch manifest
-    if inputs.manifest is not None:
-        tags, problem = (None, bk.Problem(inputs.manifest.message)) if isinstance(
-            inputs.manifest, ReadFailure) else bk.dispatch_manifest(inputs.manifest)
-        if problem is not None:
-            out.diags.append(diag("dispatch_manifest_malformed", f".dispatch-manifest.json: "
-                                  f"{problem.message}; the round has no expected set",
-                                  **place(".dispatch-manifest.json", False)))  # type: ignore[arg-type]
-        else:
-            out.manifest_tags = tags
-    # bookkeeping beside: the commit anchor and the scope set (§4)
-    if inputs.anchor is not None:
-        name = side_name(COMMIT)
-        if isinstance(inputs.anchor, ReadFailure):
-            sha, problem = None, bk.Problem(inputs.anchor.message)
-        else:
-            sha, problem = bk.commit_anchor(inputs.anchor, per_task=ref.is_task)
-        out.commit = sha
-        if problem is not None:
-            out.diags.append(_problem("commit_anchor_malformed", name, problem,
-                                      place(name, True)))
-    if inputs.scope_set is not None:
-        name = side_name(SCOPE_SET)
-        problem = (bk.Problem(inputs.scope_set.message) if isinstance(inputs.scope_set,
-                                                                      ReadFailure)
-                   else bk.scope_set(inputs.scope_set)[1])
-        if problem is not None:
-            out.diags.append(_problem("scope_set_malformed", name, problem,
-                                      place(name, True)))
-    return out
-
-
-def _problem(cause: str, name: str, problem: bk.Problem,
-             where: dict[str, object]) -> Diagnostic:
-    return diag(cause, f"{name}: {problem.message}", line=problem.line, field=problem.field,
-                level=problem.level, **where)  # type: ignore[arg-type]
 
 
 def expectation_of(ref: RoundRef, run: RunConfig, overrides: Overrides,

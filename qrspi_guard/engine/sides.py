@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard.layout import round_side_file, side_file_name
-from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.contract.layout import round_side_file, side_file_name
+from qrspi_guard.parse.reader import ReadFailure, read_bytes
 
 
 class SideFiles:

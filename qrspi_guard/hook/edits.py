@@ -39,7 +39,7 @@ def proposed(call: Call, source: str, shown: str) -> bytes | None:
     """The bytes *source* would hold after the call's edit, or None when the edit would
     not apply. Raises :class:`HookFailure` for a mistyped ``tool_input`` or a file that
     cannot be read (a directory, a FIFO, over :data:`WORK_CAP`)."""
-    from qrspi_guard.frontmatter import MAX_BYTES
+    from qrspi_guard.parse.frontmatter import MAX_BYTES
 
     edits = edits_of(call)
     current = current_text(source, shown)
@@ -187,7 +187,7 @@ def _replace(text: str, old: str, new: str, count: int, last: bool) -> str:
     if not last:
         raise HookFailure(f"the edits would grow the file past {WORK_CAP >> 20} MiB in "
                           "memory; not judged")
-    from qrspi_guard.frontmatter import MAX_BYTES
+    from qrspi_guard.parse.frontmatter import MAX_BYTES
 
     cap = MAX_BYTES + 1  # a prefix this long is already `file_too_large`
     out: list[str] = []

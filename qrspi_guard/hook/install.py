@@ -29,7 +29,6 @@ from qrspi_guard.errors import InputError, OutputError
 from qrspi_guard.hook.payload import CLAUDE, GEMINI
 from qrspi_guard.textsafe import one_line
 
-SCOPES = ("project", "user")
 DIRS = {CLAUDE: ".claude", GEMINI: ".gemini"}
 SETTINGS = "settings.json"
 BACKUP_SUFFIX = ".qrspi-guard.bak"

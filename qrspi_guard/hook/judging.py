@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
-    from qrspi_guard.diagnostics import Diagnostic
+    from qrspi_guard.contract.diagnostics import Diagnostic
 
 #: tag rules that a single write can break, judged for the written file's tag only
 TAG_CAUSES = frozenset({"duplicate_finding_id", "clean_and_findings_coexist"})
@@ -136,7 +136,7 @@ def _regular_or_absent(target: Target) -> None:
 
 def _read_for_name(target: Target) -> bytes:
     """The file as it now is on disk (post-edit), read like check reads it."""
-    from qrspi_guard.reader import ReadFailure, read_bytes
+    from qrspi_guard.parse.reader import ReadFailure, read_bytes
     from qrspi_guard.textsafe import one_line
 
     data = read_bytes(target.path)
@@ -180,7 +180,7 @@ def _shell(call: Call) -> Decision:
 
 def layout_diagnostics(target: Target) -> list[Diagnostic]:
     """What check says about the round's layout that this write would create."""
-    from qrspi_guard.diagnostics import diag
+    from qrspi_guard.contract.diagnostics import diag
     from qrspi_guard.textsafe import one_line
 
     if target.round is None:
@@ -188,7 +188,7 @@ def layout_diagnostics(target: Target) -> list[Diagnostic]:
         return [diag("bad_round_dir_name", f"directory {one_line(dirname, 60)!r} is not "
                      "round-NN (two or more digits, >= 01)", path=target.round_dir,
                      step=target.step)]
-    where = {"path": target.path, "file": target.name, "step": target.step,
+    where: dict[str, Any] = {"path": target.path, "file": target.name, "step": target.step,
              "round": target.round}
     if target.symlink:
         return [diag("symlink_in_round_dir", "symbolic link in a round directory; not "
@@ -205,10 +205,10 @@ def judge(target: Target, data: bytes) -> list[Diagnostic]:
     (a duplicate ``finding_id``, a clean sentinel beside findings, either way round),
     counted only when this file's presence is what brings them.
     """
-    from qrspi_guard.discover import round_of_dir
+    from qrspi_guard.contract.layout import Kind, classify
+    from qrspi_guard.engine.discover import round_of_dir
     from qrspi_guard.engine.entries import read_round
     from qrspi_guard.engine.results import sort_diagnostics
-    from qrspi_guard.layout import Kind, classify
     from qrspi_guard.records import replace
     from qrspi_guard.rules.rounds import tag_rules
 
@@ -239,7 +239,7 @@ def judge_round(round_dir: str) -> list[Diagnostic]:
     """Every reviewer-output file of a round as it is on disk: the per-file rules, the
     round's entries (names, links, subdirectories) and the tag rules of
     :data:`TAG_CAUSES`; never the round-completion rules."""
-    from qrspi_guard.discover import round_of_dir
+    from qrspi_guard.engine.discover import round_of_dir
     from qrspi_guard.engine.entries import read_round
     from qrspi_guard.engine.results import sort_diagnostics
     from qrspi_guard.rules.rounds import tag_rules

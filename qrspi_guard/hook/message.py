@@ -4,7 +4,7 @@ Every error with its cause, line and field, what was found, what is allowed, the
 catalogue's fix and a corrected example line filled in from the file's path. Every
 string taken from the payload or the file is passed through
 :func:`qrspi_guard.textsafe.one_line`, so it can neither add a line nor send an escape.
-The allowed enum values come from :mod:`qrspi_guard.schema`, so they follow the contract.
+The allowed enum values come from :mod:`qrspi_guard.contract.schema`, so they follow the contract.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from qrspi_guard.contract.schema import CHANGE_TYPES, SEVERITIES
 from qrspi_guard.hook.where import Target
-from qrspi_guard.schema import CHANGE_TYPES, SEVERITIES
 from qrspi_guard.textsafe import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from qrspi_guard.diagnostics import Diagnostic
+    from qrspi_guard.contract.diagnostics import Diagnostic
 
 EXPLAIN = "Explain a cause with: qrspi-guard explain <cause>"
 
@@ -30,7 +30,7 @@ class _Context:
     __slots__ = ("step", "round", "tag", "fnum", "clean")
 
     def __init__(self, step: str, round: int | None, name: str) -> None:
-        from qrspi_guard.layout import classify
+        from qrspi_guard.contract.layout import classify
 
         fname = classify(name)
         self.step = step
@@ -89,14 +89,14 @@ def render_rounds(groups: list[tuple[str, str, list[Diagnostic]]]) -> str:
 
 
 def _number(round_dir: str) -> int | None:
-    from qrspi_guard.layout import round_number
+    from qrspi_guard.contract.layout import round_number
 
     return round_number(os.path.basename(round_dir))
 
 
 def _errors_and_warnings(diags: list[Diagnostic] | tuple[Diagnostic, ...],
                          ctx: _Context) -> list[str]:
-    from qrspi_guard.causes import cause as catalogue
+    from qrspi_guard.contract.causes import cause as catalogue
 
     lines: list[str] = []
     for d in diags:

@@ -70,7 +70,8 @@ def json_type(value: object) -> str:
         return "true or false"
     if isinstance(value, (int, float)):
         return "a number"
-    return {list: "a list", dict: "an object", str: "a string"}.get(type(value), "null")
+    names: dict[type, str] = {list: "a list", dict: "an object", str: "a string"}
+    return names.get(type(value), "null")
 
 
 def mistyped(where: str, key: str, value: object, wanted: str = "a string") -> str:
@@ -116,7 +117,7 @@ def _named(payload: dict[str, Any]) -> tuple[str, str] | None:
 def event_of(payload: dict[str, Any], event: str | None = None) -> str:
     """`pre` or `post`: the command line's ``--event`` wins over ``hook_event_name``."""
     if event in EVENTS:
-        return event  # type: ignore[return-value]
+        return event
     named = _named(payload)
     if named is not None:
         return named[1]

@@ -73,7 +73,7 @@ def _round_at(parts: list[str]) -> tuple[int, str, bool] | None:
     split path, or None. Imports the layout grammar only for a path under `reviews`."""
     if REVIEWS not in parts:
         return None
-    from qrspi_guard.layout import STEPS, TASK_DIR_RE, TASKS_DIR
+    from qrspi_guard.contract.layout import STEPS, TASK_DIR_RE, TASKS_DIR
 
     for i, part in enumerate(parts):
         if part != REVIEWS:
@@ -96,7 +96,7 @@ def _position(given: str, real: str) -> Target | None:
     rest = parts[at + 1:]
     if not rest or not rest[0] or rest[0].startswith("."):
         return None  # the round directory itself, or a hidden name check ignores
-    from qrspi_guard.layout import round_number
+    from qrspi_guard.contract.layout import round_number
 
     return Target(given, real, os.sep.join(parts[:at + 1]), rest[0], step,
                   round_number(parts[at]), is_task, nested=len(rest) > 1)
@@ -133,7 +133,7 @@ def rounds_named(command: str, base: str) -> list[tuple[str, str, int | None]]:
         round_dir = os.sep.join(parts[:at + 1])
         if round_dir in seen or not os.path.isdir(round_dir):
             continue
-        from qrspi_guard.layout import round_number
+        from qrspi_guard.contract.layout import round_number
 
         seen[round_dir] = (round_dir, step, round_number(parts[at]))
         if len(seen) >= MAX_SHELL_ROUNDS:

@@ -149,7 +149,7 @@ def parse(data: bytes) -> Snapshot:
 def _read_all(fd: int, path: Path) -> bytes:
     """The whole ledger, at most MAX_LEDGER_BYTES (LedgerError beyond that)."""
     os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
+    chunks: list[bytes] = []
     total = 0
     while True:
         chunk = os.read(fd, min(1 << 20, MAX_LEDGER_BYTES + 1 - total))

@@ -19,10 +19,6 @@ EVENT_TYPES: tuple[str, ...] = (
     "escalated",
 )
 
-#: refusal reasons in the order they are checked (``deadlock`` is an ``escalated`` event)
-REFUSAL_REASONS: tuple[str, ...] = ("original_author", "locked_out", "rejecting_gate",
-                                    "not_on_roster")
-
 Decision = Literal["reassign", "escalate"]
 RefusalReason = Literal["original_author", "locked_out", "rejecting_gate", "not_on_roster"]
 
@@ -159,12 +155,12 @@ class Escalated(_ArtifactEvent):
 
 
 
-Event = Annotated[
+LedgerEvent = Annotated[
     Union[Authored, Rejected, Assigned, Refused, Approved, Unlocked, Roster, Escalated],  # noqa: UP007
     Field(discriminator="event"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(LedgerEvent)
 
 _KEY_ORDER = ("seq", "at", "event", "artifact")
 

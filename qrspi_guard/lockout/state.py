@@ -85,6 +85,19 @@ class ArtifactState:
         out.extend(g for g in self.gates if g not in out)
         return out
 
+    def eligible(self, roster: list[str] | None) -> list[str] | None:
+        """The roster's agents who may author the artifact now; None without a roster."""
+        if roster is None:
+            return None
+        excluded = self.excluded()
+        return [r for r in roster if r not in excluded]
+
+    def deadlocked(self, roster: list[str] | None) -> bool:
+        """Under a ``reassign`` decision, no agent on the roster may author the revision
+        (the one deadlock formula: ``check``/``assign`` and ``status`` both use it)."""
+        return (self.cycle_open and self.decision == "reassign" and roster is not None
+                and not self.eligible(roster))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -197,7 +210,7 @@ def replay(events: list[Any]) -> State:
 
 
 @record
-class Verdict:
+class Eligibility:
     """May an agent author an artifact now, and if not, why."""
 
     artifact: str
@@ -222,7 +235,7 @@ class Verdict:
         return asdict(self)
 
 
-def evaluate(state: State, artifact: str, agent: str, *, for_author: bool = False) -> Verdict:
+def evaluate(state: State, artifact: str, agent: str, *, for_author: bool = False) -> Eligibility:
     """Decide whether *agent* may author *artifact* now (``assign``/``check`` semantics).
 
     Reasons are checked in the spec's order: ``original_author``, ``locked_out``,
@@ -249,13 +262,12 @@ def evaluate(state: State, artifact: str, agent: str, *, for_author: bool = Fals
           and agent not in roster):
         reason = "not_on_roster"
     excluded = a.excluded()
-    eligible = [r for r in roster if r not in excluded] if roster is not None else None
-    if (not for_author and reason is not None and roster is not None and not eligible
-            and not escalate):
+    eligible = a.eligible(roster)
+    if not for_author and reason is not None and a.deadlocked(roster):
         reason = "deadlock"
     joins = (reason is None and not for_author and escalate and roster is not None
              and agent not in roster)
-    return Verdict(
+    return Eligibility(
         artifact=key, agent=agent, allowed=reason is None, reason=reason,
         eligible=eligible, excluded=excluded, joins_roster=joins,
         expertise=a.expertise if escalate else None, cycle=a.cycle,
@@ -268,7 +280,7 @@ class Plan:
 
     fields: dict[str, Any]
     outcome: Outcome = "recorded"
-    verdict: Verdict | None = None
+    verdict: Eligibility | None = None
 
 
 def plan_author(state: State, artifact: str, agent: str) -> Plan:

@@ -2,5 +2,5 @@
 
 - :mod:`.files`  per-file rules (finding, clean sentinel, sidecar), §2-§4, §6
 - :mod:`.rounds` rules over a tag's files and over a whole round, §4-§5
-- :mod:`qrspi_guard.config` reads config.md, §7
+- :mod:`.config`   config.md, §7
 """

@@ -13,9 +13,9 @@ import json
 import re
 from typing import Any
 
-from qrspi_guard import frontmatter as fm
 from qrspi_guard.contract.generations import CONTRACT
-from qrspi_guard.layout import bounded_number
+from qrspi_guard.contract.layout import bounded_number
+from qrspi_guard.parse import frontmatter as fm
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.verifier import Audit, parse_audit
 
@@ -84,8 +84,8 @@ def scope_set(data: bytes) -> tuple[list[str], Problem | None]:
     if not text:
         return [], None  # a valid empty set
     if "\r" in text:
-        line = text.count("\n", 0, text.index("\r")) + 1
-        return [], Problem("CR LF line endings (the convergence rule compares bytes)", line)
+        cr_line = text.count("\n", 0, text.index("\r")) + 1
+        return [], Problem("CR LF line endings (the convergence rule compares bytes)", cr_line)
     tags: list[str] = []
     soft: Problem | None = None
     lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
@@ -181,7 +181,7 @@ def _frontmatter(data: bytes) -> fm.Document | Problem:
 
 
 def _short(value: Any) -> str:
-    from qrspi_guard.diagnostics import untrusted
+    from qrspi_guard.contract.diagnostics import untrusted
 
     return untrusted(value)[:60]
 

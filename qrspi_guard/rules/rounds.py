@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
 from qrspi_guard.contract.generations import DEFAULT_GENERATION, Generation, Thresholds
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.layout import CLEAN_KINDS, Kind
-from qrspi_guard.matrix import Expectation
+from qrspi_guard.contract.layout import CLEAN_KINDS, Kind
+from qrspi_guard.contract.matrix import Expectation
 from qrspi_guard.records import field, record
-from qrspi_guard.rules.files import FileFacts
+from qrspi_guard.rules.facts import FileFacts
 from qrspi_guard.rules.verifier import (
     Audit,
     audit_problem,
@@ -28,6 +28,9 @@ from qrspi_guard.rules.verifier import (
     kept_list_problem,
     verified_totals_problem,
 )
+
+if TYPE_CHECKING:
+    from qrspi_guard.contract.causes import Level
 
 #: steps whose missing sidecars are warnings, not halts (§5)
 SIDECAR_WARN_STEPS = frozenset({"plan", "integration", "test"})
@@ -190,7 +193,7 @@ def completion_rules(rf: RoundFacts) -> RoundVerdict:
     sidecars = sidecar_map(rf)
     findings = sorted((f for f in rf.files if f.kind is Kind.FINDING), key=lambda f: f.name)
     if rf.verifier_enabled and not rf.waived and (rf.verified or rf.require_sidecars):
-        level = "warning" if rf.step in SIDECAR_WARN_STEPS else "error"
+        level: Level = "warning" if rf.step in SIDECAR_WARN_STEPS else "error"
         for f in findings:
             if (f.tag, f.fnum) not in sidecars:
                 ident = f.finding_id or f"F{f.fnum:02d}"

@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from qrspi_guard.contract.diagnostics import Diagnostic, untrusted
 from qrspi_guard.contract.generations import APPLY_FIX, FAN_IN, SidecarGrammar
-from qrspi_guard.diagnostics import Diagnostic, untrusted
-from qrspi_guard.layout import MAX_DIGITS
+from qrspi_guard.contract.layout import MAX_DIGITS
 
 Report = Callable[..., Diagnostic]
 
@@ -197,7 +197,7 @@ def _judge_lines(text: str, facts: SidecarFacts, d: Report, out: list[Diagnostic
     if "score" not in values:
         out.append(d("sidecar_malformed", "sidecar has no score line", line=1, field="score"))
         return
-    score, line = values["score"]
+    score, score_line = values["score"]
     if score == failed_word:
         facts.verify_failed = True
     elif re.fullmatch(r"[+-]?[0-9]+", score, re.ASCII):
@@ -208,14 +208,14 @@ def _judge_lines(text: str, facts: SidecarFacts, d: Report, out: list[Diagnostic
             facts.score = int(digits)
         else:
             out.append(d("score_out_of_range", f"score {_shown(score)} must be 0..100 with no "
-                         "leading zero or sign", line=line, field="score", value=score))
+                         "leading zero or sign", line=score_line, field="score", value=score))
     else:
         out.append(d("sidecar_malformed", f"score {_shown(score)} is neither an integer nor "
-                     f"{failed_word}", line=line, field="score", value=score))
+                     f"{failed_word}", line=score_line, field="score", value=score))
         return
     if grammar.reason_required and ("reason" not in values or not values["reason"][0]):
         out.append(d("sidecar_malformed", "sidecar has no reason", field="reason",
-                     line=values.get("reason", ("", line))[1]))
+                     line=values.get("reason", ("", score_line))[1]))
 
 
 def _shown(value: Any) -> str:

@@ -15,9 +15,9 @@ import os
 from typing import Any
 
 from qrspi_guard.contract.generations import FAN_IN, Generation, Thresholds
-from qrspi_guard.layout import Kind, is_fanin_finding_glob
+from qrspi_guard.contract.layout import Kind, is_fanin_finding_glob
 from qrspi_guard.records import field, record
-from qrspi_guard.rules.files import FileFacts
+from qrspi_guard.rules.facts import FileFacts
 
 TOTAL_KEYS = ("scored", "kept", "dropped", "failed", "clean")
 AUDIT_KEYS = ("scored", "kept", "dropped", "halts")
@@ -77,7 +77,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    from qrspi_guard.diagnostics import untrusted
+    from qrspi_guard.contract.diagnostics import untrusted
 
     return untrusted(repr(value) if not isinstance(value, str) else repr(value))[:40]
 
@@ -103,7 +103,7 @@ class GlobFinding:
 
 
 def fanin_recount(found: list[GlobFinding], sidecar_names: set[str],
-                  sidecar_scores: dict[str, int | None], thresholds: Thresholds,
+                  sidecar_scores: dict[str, int], thresholds: Thresholds,
                   gen: Generation = FAN_IN) -> FanInRecount:
     """``verifier-fan-in.sh``'s recount: every finding is scored; it halts on a missing
     or out-of-enum change_type, a missing, wrong-extension or unreadable sidecar, or an
@@ -212,7 +212,7 @@ def kept_list_problem(lines: list[str], recount: FanInRecount, round_names: set[
 
 
 def _names(names: list[str]) -> str:
-    from qrspi_guard.diagnostics import untrusted
+    from qrspi_guard.contract.diagnostics import untrusted
 
     shown = ", ".join(untrusted(n) for n in names[:5])
     return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")

@@ -32,8 +32,8 @@ from qrspi_guard.settings.selection import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from qrspi_guard.config import Overrides
     from qrspi_guard.contract.generations import Thresholds
+    from qrspi_guard.contract.runconfig import Overrides
 
 __all__ = [
     "ALL", "DEFAULT", "CommandLine", "ConfigFile", "Layer", "PerFileIgnore", "Selection",
@@ -160,8 +160,8 @@ def _file_layer(cfg: ConfigFile) -> tuple[Layer, tuple[PerFileIgnore, ...]]:
 
 
 def _extra(cfg: ConfigFile) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    from qrspi_guard.layout import STEPS, TAG_RE, TASK_DIR_RE
-    from qrspi_guard.matrix import rows_for
+    from qrspi_guard.contract.layout import STEPS, TAG_RE, TASK_DIR_RE
+    from qrspi_guard.contract.matrix import rows_for
 
     table = cfg.values["extra-expected-tags"]
     if not isinstance(table, dict):
@@ -200,7 +200,7 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
     configuration file that is wrong, :class:`UnknownCause` for a command line that
     names an unknown cause."""
     from qrspi_guard.contract.generations import PROTOCOL_CHOICES
-    from qrspi_guard.report import FORMATS
+    from qrspi_guard.output import FORMATS
 
     cli = cli or CommandLine()
     env = os.environ if env is None else env

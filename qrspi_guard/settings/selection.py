@@ -20,14 +20,14 @@ from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, overload
 
-from qrspi_guard.causes import CATALOGUE
+from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.errors import UsageError
 from qrspi_guard.records import record, replace
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from qrspi_guard.config import RunConfig
-    from qrspi_guard.diagnostics import Diagnostic
+    from qrspi_guard.contract.diagnostics import Diagnostic
+    from qrspi_guard.contract.runconfig import RunConfig
     from qrspi_guard.engine.results import CheckResult, RoundResult
 
 ALL = "ALL"

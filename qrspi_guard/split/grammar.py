@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from qrspi_guard.layout import TAG_RE
+from qrspi_guard.contract.layout import TAG_RE
 from qrspi_guard.records import record
 
 BOUNDARY = b"<<<FINDING-BOUNDARY>>>"

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.discover import RoundRef
-from qrspi_guard.layout import Kind, classify
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
+from qrspi_guard.contract.layout import Kind, RoundRef, classify
 from qrspi_guard.records import field, record
-from qrspi_guard.rules.files import Place, judge_file
+from qrspi_guard.rules.facts import Place
+from qrspi_guard.rules.files import judge_file
 from qrspi_guard.rules.rounds import RoundFacts, tag_rules
 from qrspi_guard.split.grammar import (
     InputKind,
@@ -60,10 +60,6 @@ class SplitPlan:
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.level == "error"]
-
-    @property
-    def will_write(self) -> bool:
-        return bool(self.writes)
 
     @property
     def files(self) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.split.errors import RecoveryError
 from qrspi_guard.split.faults import Fault, no_fault
 from qrspi_guard.split.residue import (

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.engine.roundlock import round_lock
+from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.records import field, record
 from qrspi_guard.split.errors import SplitInputError, SplitUsageError
 from qrspi_guard.split.faults import Fault, from_env
 from qrspi_guard.split.grammar import tag_is_valid
 from qrspi_guard.split.io import execute
-from qrspi_guard.split.lock import round_lock
 from qrspi_guard.split.plan import SplitPlan, earlier_output, plan_split
 from qrspi_guard.split.recover import recover
 from qrspi_guard.split.source import read_input

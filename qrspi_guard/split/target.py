@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard import frontmatter as fm
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.discover import RoundRef, round_of_dir
-from qrspi_guard.layout import looks_like_round_dir
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
+from qrspi_guard.contract.layout import RoundRef, looks_like_round_dir
+from qrspi_guard.contract.schema import FINDING_ID_RE
+from qrspi_guard.engine.discover import round_of_dir
+from qrspi_guard.parse import frontmatter as fm
 from qrspi_guard.records import record, replace
-from qrspi_guard.schema import FINDING_ID_RE
 from qrspi_guard.split.errors import SplitUsageError
 
 #: An inferred round longer than this is not taken as the round (no round has a

@@ -1,7 +1,7 @@
 """`qrspi-guard watch`: keep every round's status file current during a live run.
 
 - :mod:`.events` is the seam over watchdog: file-system notifications in, plain
-  :class:`~.events.Event` values out (and a scripted fake for tests).
+  :class:`~.events.FsEvent` values out (and a scripted fake for tests).
 - :mod:`.policy` decides, with an injected clock, when a file has settled and when a
   round is complete (round-contract §5). It does no I/O of its own.
 - :mod:`.judge` keeps one per-file report per settled file and builds round results.

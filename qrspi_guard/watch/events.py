@@ -1,6 +1,6 @@
 """The seam over watchdog: file-system notifications in, plain events out.
 
-Everything above this module sees only :class:`Event` values taken from an
+Everything above this module sees only :class:`FsEvent` values taken from an
 :class:`EventSource`: a file closed after writing, a file created, modified, moved into
 place or deleted, a directory created or deleted, and "events may have been lost"
 (rescan). :class:`WatchdogSource` is the real source (inotify, or watchdog's polling
@@ -21,7 +21,7 @@ from typing import Protocol
 from qrspi_guard.records import record
 
 
-class Kind(Enum):
+class EventKind(Enum):
     CLOSED = "closed"  #: closed after writing (inotify IN_CLOSE_WRITE): the commit signal
     MOVED_IN = "moved_in"  #: renamed into place inside the tree: complete by construction
     CREATED = "created"  #: appeared (also: moved in from outside the tree)
@@ -34,8 +34,8 @@ class Kind(Enum):
 
 
 @record(frozen=True)
-class Event:
-    kind: Kind
+class FsEvent:
+    kind: EventKind
     path: str = ""
     detail: str = ""
 
@@ -50,11 +50,11 @@ class EventSource(Protocol):
 
     def stop(self) -> None: ...
 
-    def get(self, timeout: float | None) -> list[Event]:
+    def get(self, timeout: float | None) -> list[FsEvent]:
         """Wait up to *timeout* seconds (None: forever) for events; return all queued."""
         ...
 
-    def put(self, event: Event) -> None:
+    def put(self, event: FsEvent) -> None:
         """Inject an event (the signal handler's STOP; safe from a signal handler)."""
         ...
 
@@ -63,12 +63,12 @@ class _Queue:
     """A thread-safe event queue whose ``put`` is safe from signal handlers."""
 
     def __init__(self) -> None:
-        self._q: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self._q: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
 
-    def put(self, event: Event) -> None:
+    def put(self, event: FsEvent) -> None:
         self._q.put(event)
 
-    def get(self, timeout: float | None) -> list[Event]:
+    def get(self, timeout: float | None) -> list[FsEvent]:
         try:
             first = self._q.get(timeout=None if timeout is None else max(timeout, 0.0))
         except queue.Empty:
@@ -87,7 +87,7 @@ class ScriptedSource:
     mode = "scripted"
     note: str | None = None
 
-    def __init__(self, events: Iterable[Event] = ()) -> None:
+    def __init__(self, events: Iterable[FsEvent] = ()) -> None:
         self._q = _Queue()
         self.started = False
         self.stopped = False
@@ -100,10 +100,10 @@ class ScriptedSource:
     def stop(self) -> None:
         self.stopped = True
 
-    def get(self, timeout: float | None) -> list[Event]:
+    def get(self, timeout: float | None) -> list[FsEvent]:
         return self._q.get(timeout)
 
-    def put(self, event: Event) -> None:
+    def put(self, event: FsEvent) -> None:
         self._q.put(event)
 
 
@@ -128,7 +128,7 @@ def _event_filter() -> list[type]:
             FileMovedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
 
 
-def translate(event: object) -> list[Event]:
+def translate(event: object) -> list[FsEvent]:
     """A watchdog event as plain events (a move is "source gone, destination in")."""
     etype = getattr(event, "event_type", "")
     is_dir = bool(getattr(event, "is_directory", False))
@@ -136,24 +136,24 @@ def translate(event: object) -> list[Event]:
     dest = os.fsdecode(getattr(event, "dest_path", "") or "")
     if is_dir:
         if etype == "created":
-            return [Event(Kind.DIR_CREATED, src)]
+            return [FsEvent(EventKind.DIR_CREATED, src)]
         if etype == "deleted":
-            return [Event(Kind.DIR_DELETED, src)]
+            return [FsEvent(EventKind.DIR_DELETED, src)]
         if etype == "moved":
-            out = [Event(Kind.DIR_DELETED, src)] if src else []
-            return out + ([Event(Kind.DIR_CREATED, dest)] if dest else [])
+            out = [FsEvent(EventKind.DIR_DELETED, src)] if src else []
+            return out + ([FsEvent(EventKind.DIR_CREATED, dest)] if dest else [])
         return []
     if etype == "closed":
-        return [Event(Kind.CLOSED, src)]
+        return [FsEvent(EventKind.CLOSED, src)]
     if etype == "created":
-        return [Event(Kind.CREATED, src)]
+        return [FsEvent(EventKind.CREATED, src)]
     if etype == "modified":
-        return [Event(Kind.MODIFIED, src)]
+        return [FsEvent(EventKind.MODIFIED, src)]
     if etype == "deleted":
-        return [Event(Kind.DELETED, src)]
+        return [FsEvent(EventKind.DELETED, src)]
     if etype == "moved":
-        out = [Event(Kind.DELETED, src)] if src else []
-        return out + ([Event(Kind.MOVED_IN, dest)] if dest else [])
+        out = [FsEvent(EventKind.DELETED, src)] if src else []
+        return out + ([FsEvent(EventKind.MOVED_IN, dest)] if dest else [])
     return []
 
 
@@ -166,7 +166,7 @@ class _LossLog(logging.Handler):
         self._q = q
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._q.put(Event(Kind.LOSS, "", record.getMessage()[:200]))
+        self._q.put(FsEvent(EventKind.LOSS, "", record.getMessage()[:200]))
 
 
 class WatchdogSource:
@@ -194,7 +194,7 @@ class WatchdogSource:
         q = self._q
 
         class _Handler(FileSystemEventHandler):
-            def dispatch(self, event: object) -> None:  # type: ignore[override]
+            def dispatch(self, event: object) -> None:
                 for e in translate(event):
                     q.put(e)
 
@@ -244,8 +244,8 @@ class WatchdogSource:
             if observer is not threading.current_thread():
                 observer.join(timeout=5)  # type: ignore[attr-defined]
 
-    def get(self, timeout: float | None) -> list[Event]:
+    def get(self, timeout: float | None) -> list[FsEvent]:
         return self._q.get(timeout)
 
-    def put(self, event: Event) -> None:
+    def put(self, event: FsEvent) -> None:
         self._q.put(event)

@@ -12,19 +12,19 @@ from __future__ import annotations
 import os
 import stat
 
-from qrspi_guard.config import Overrides, RunConfig
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
 from qrspi_guard.contract.generations import Generation
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.discover import RoundRef
+from qrspi_guard.contract.layout import RoundRef, classify, is_split_residue, is_watch_temp
+from qrspi_guard.contract.runconfig import Overrides, RunConfig
 from qrspi_guard.engine.entries import Context, judge_entry, place_of
 from qrspi_guard.engine.generation import evidence
 from qrspi_guard.engine.results import RoundResult
+from qrspi_guard.engine.roundlock import split_lock_held
 from qrspi_guard.engine.rounds import round_result
-from qrspi_guard.layout import classify, is_watch_temp
-from qrspi_guard.reader import ReadFailure, read_bytes
+from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.records import field, record
-from qrspi_guard.rules.files import FileReport, Place
-from qrspi_guard.split.residue import is_split_residue, residue_diagnostics
+from qrspi_guard.rules.facts import FileReport, Place
+from qrspi_guard.rules.residue import residue_diagnostics
 
 Sig = tuple[int, int, int, int]  #: (inode, size, mtime_ns, ctime_ns)
 
@@ -39,7 +39,7 @@ def ignored(name: str) -> bool:
 
 
 @record
-class Verdict:
+class FileVerdict:
     """One entry's part of the round: its file report (if any) and entry diagnostics."""
 
     sig: Sig | None
@@ -56,7 +56,7 @@ class RoundJudge:
     def __init__(self, ref: RoundRef, ctx: Context | None = None) -> None:
         self.ref = ref
         self.ctx = ctx or Context()
-        self.verdicts: dict[str, Verdict] = {}
+        self.verdicts: dict[str, FileVerdict] = {}
         self.parses = 0  #: files read and judged (for tests and benchmarks)
         self.residue: list[str] = []  #: split's reserved names at the last listing
         #: the round's own generation evidence at the last evaluation (rules 1-2; None:
@@ -101,10 +101,10 @@ class RoundJudge:
     def forget(self, name: str) -> bool:
         return self.verdicts.pop(name, None) is not None
 
-    def _verdict(self, name: str, st: os.stat_result, sig: Sig, place: Place) -> Verdict:
+    def _verdict(self, name: str, st: os.stat_result, sig: Sig, place: Place) -> FileVerdict:
         report, problem = judge_entry(self.ref, classify(name), stat.S_ISLNK(st.st_mode), self,
                                       place)
-        return Verdict(sig, report, [problem] if problem is not None else [],
+        return FileVerdict(sig, report, [problem] if problem is not None else [],
                        (place.gen.name, place.fanin_fields))
 
     def read(self, name: str) -> bytes | ReadFailure:
@@ -144,8 +144,9 @@ class RoundJudge:
                                     round=self.ref.round))
             names = []
         # split's reserved residue: `split_incomplete` while no split holds the lock
-        entry_diags.extend(residue_diagnostics(self.ref.round_dir, self.residue, watching=True,
-                                               step=self.ref.step, round=self.ref.round))
+        if self.residue and not split_lock_held(self.ref.round_dir):
+            entry_diags.extend(residue_diagnostics(self.ref.round_dir, self.residue,
+                                                   self.ref.step, self.ref.round))
         present = set(names)
         for gone in [n for n in self.verdicts if n not in present]:
             del self.verdicts[gone]

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from qrspi_guard.records import field, record
-from qrspi_guard.watch.events import Kind
+from qrspi_guard.watch.events import EventKind
 
 
 class Probe(Enum):
@@ -135,9 +135,6 @@ class Step:
     rescan: bool = False  #: run a reconcile scan now
 
 
-FILE_EVENTS = (Kind.CLOSED, Kind.MOVED_IN, Kind.CREATED, Kind.MODIFIED)
-
-
 class Policy:
     """Settle timers per file, completion per round, and the rescan schedule."""
 
@@ -160,10 +157,9 @@ class Policy:
         self._dirty: set[str] = set()
         self._next_rescan = clock() + rescan if rescan > 0 else None
         self._rescan_now = False
-        self.probes = 0  #: probe calls made (for tests and benchmarks)
 
     # -- what happened ------------------------------------------------------------
-    def file_event(self, path: str, owner: str, kind: Kind) -> None:
+    def file_event(self, path: str, owner: str, kind: EventKind) -> None:
         """A file changed. *kind*: CLOSED or MOVED_IN (settled at once), MODIFIED
         (decide after a quiet time), anything else (created, seen by a scan): decide
         at the next step."""
@@ -172,10 +168,10 @@ class Policy:
         if st is None:
             st = self.files[path] = FileState(owner, now, now)
         st.owner = owner
-        if kind in (Kind.CLOSED, Kind.MOVED_IN):
+        if kind in (EventKind.CLOSED, EventKind.MOVED_IN):
             st.committed = True
             st.check_at = now
-        elif kind is Kind.MODIFIED:
+        elif kind is EventKind.MODIFIED:
             st.committed = False
             st.changed_at = now
             st.check_at = now + self.quiet
@@ -277,7 +273,6 @@ class Policy:
         """None: settled. Otherwise the time to look again."""
         if st.committed:
             return None
-        self.probes += 1
         answer = self.probe(path)
         if answer is Probe.WRITER:
             return now + self.reprobe

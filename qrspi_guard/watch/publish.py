@@ -21,11 +21,12 @@ import stat
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 from qrspi_guard.engine import RoundResult
+from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
 from qrspi_guard.records import record
-from qrspi_guard.status import render, status_document, without_timestamp, write_atomic
 from qrspi_guard.textsafe import one_line
 
 #: schema of the lines that report the guard's own faults in ``--events``
@@ -286,7 +287,6 @@ class RoundOutput:
     last_shown: tuple[str, tuple[str, ...]] | None = None  #: (status, halts) last printed
     writes: int = 0
     unwritten: dict[str, Any] | None = None  #: the document still to write (a write failed)
-    write_error: str | None = None  #: why the last write failed
 
 
 def _halt_key(d: dict[str, Any]) -> str:
@@ -296,12 +296,12 @@ def _halt_key(d: dict[str, Any]) -> str:
 class Publisher:
     """Status files, status lines and events for every round.
 
-    *write* is the status-file writer (:func:`qrspi_guard.status.write_atomic`; tests
+    *write* is the status-file writer (:func:`qrspi_guard.output.status.write_atomic`; tests
     inject faults through it). *critical* wraps each write so a stop signal waits until
     the write is done (a status file is whole, an events line is whole).
     """
 
-    def __init__(self, out: Callable[[str], None], err: Callable[[str], None], fmt: str,
+    def __init__(self, out: Callable[[str], object], err: Callable[[str], None], fmt: str,
                  events: LineSink | None,
                  write: Callable[[str, bytes], None] = write_atomic,
                  critical: Callable[[], Any] | None = None) -> None:
@@ -351,33 +351,33 @@ class Publisher:
     def retry(self) -> None:
         """Try every status file whose last write failed once more."""
         for o in list(self.unwritten.values()):
-            self._guarded(lambda o=o: self._write(o))
+            self._guarded(partial(self._write, o))
 
     def has_unwritten(self) -> bool:
         return bool(self.unwritten)
 
     def forget(self, o: RoundOutput) -> None:
         """The round is gone: stop retrying its status file."""
-        self.unwritten.pop(o.status_path, None)
+        if o.status_path is not None:
+            self.unwritten.pop(o.status_path, None)
 
     def _write(self, o: RoundOutput) -> None:
-        doc = o.unwritten
-        if doc is None or o.status_path is None:
+        doc, path = o.unwritten, o.status_path
+        if doc is None or path is None:
             return
         try:
-            self.write(o.status_path, render(doc))
+            self.write(path, render(doc))
         except OSError as exc:
-            self._write_failed(o, doc, _why(exc))
+            self._write_failed(o, path, doc, _why(exc))
             return
         o.last_core = without_timestamp(doc)
         o.writes += 1
         self.status_writes += 1
         self._written(o, quiet=False)
 
-    def _write_failed(self, o: RoundOutput, doc: dict[str, Any], why: str) -> None:
-        first = o.status_path not in self.unwritten
-        self.unwritten[o.status_path] = o
-        o.write_error = why
+    def _write_failed(self, o: RoundOutput, path: str, doc: dict[str, Any], why: str) -> None:
+        first = path not in self.unwritten
+        self.unwritten[path] = o
         if not first:
             return
         was = (o.last_core or {}).get("status")
@@ -389,8 +389,8 @@ class Publisher:
 
     def _written(self, o: RoundOutput, quiet: bool) -> None:
         o.unwritten = None
-        if self.unwritten.pop(o.status_path, None) is not None and not quiet:
-            o.write_error = None
+        if (o.status_path is not None and self.unwritten.pop(o.status_path, None) is not None
+                and not quiet):
             status = (o.last_core or {}).get("status")
             self.err(f"qrspi-guard: watch: {one_line(o.status_path)} is current again "
                      f"(status {status})")

@@ -10,7 +10,7 @@ import os
 import stat
 from typing import NamedTuple
 
-from qrspi_guard.frontmatter import MAX_BYTES
+from qrspi_guard.parse.frontmatter import MAX_BYTES
 from qrspi_guard.records import record
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \

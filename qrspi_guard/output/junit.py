@@ -22,10 +22,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from qrspi_guard.diagnostics import Diagnostic
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.output import ReportOptions, fails, visible
+from qrspi_guard.output.text import line
 from qrspi_guard.records import record
-from qrspi_guard.report import ReportOptions, fails, visible
-from qrspi_guard.report.text import line
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result

@@ -7,8 +7,8 @@ import os
 from datetime import datetime, timezone
 from typing import Any
 
+from qrspi_guard.contract.layout import status_file_name
 from qrspi_guard.engine import RoundResult
-from qrspi_guard.layout import status_file_name
 
 SCHEMA = "qrspi-guard/round-status/1"
 
@@ -50,8 +50,8 @@ def render(doc: dict[str, Any]) -> bytes:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Temp file in the same directory, flush, fsync, rename: readers never see half
-    (:func:`qrspi_guard.report.files.write_atomic`; the file is 0644)."""
-    from qrspi_guard.report.files import write_atomic as atomic
+    (:func:`qrspi_guard.output.files.write_atomic`; the file is 0644)."""
+    from qrspi_guard.output.files import write_atomic as atomic
 
     atomic(path, data, mode=0o644)
 
@@ -62,12 +62,3 @@ def write_status(result: RoundResult, now: datetime | None = None) -> str | None
     if path is not None:
         write_atomic(path, render(status_document(result, now)))
     return path
-
-
-def read_status(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None

@@ -1,95 +1,29 @@
-"""config.md (round-contract §7): the run's settings, read with the shell-reader hazards."""
+"""config.md's rules (round-contract §7): the run's settings from its text, read with
+the shell readers' hazards (keys after the closing fence, inline comments). Pure: the
+engine reads the file (:mod:`qrspi_guard.engine.runconfig`) and hands the bytes in."""
 
 from __future__ import annotations
 
-import os
 import re
 from functools import partial
 
-from qrspi_guard import frontmatter as fm
-from qrspi_guard.contract.generations import Thresholds
-from qrspi_guard.diagnostics import Diagnostic, diag, untrusted
-from qrspi_guard.reader import ReadFailure, read_bytes
-from qrspi_guard.records import field, record
+from qrspi_guard.contract.diagnostics import Diagnostic, diag, untrusted
+from qrspi_guard.contract.runconfig import CONFIG_NAME, Overrides, RunConfig
+from qrspi_guard.parse import frontmatter as fm
 
-CONFIG_NAME = "config.md"
 _KEYS = ("second_reviewer", "codex_reviews", "verifier_enabled", "route", "pipeline")
 _KEY_LINE_RE = re.compile(r"({})\s*:(.*)".format("|".join(_KEYS)))
 
 
-@record(frozen=True)
-class Overrides:
-    """Command-line settings that win over config.md."""
-
-    step: str | None = None
-    second_reviewer: bool | None = None
-    verifier: bool | None = None
-    require_sidecars: bool = False
-    expect: tuple[str, ...] | None = None
-    config_file: str | None = None
-    #: `--protocol`: `auto` tells each round's generation from its files
-    protocol: str = "auto"
-    #: `--round N`: the round of a directory named on the command line that is not
-    #: `round-NN` (generations.md §8)
-    round_no: int | None = None
-    #: the project configuration's `thresholds` for the verified-totals recount
-    thresholds: Thresholds | None = None
-    #: the project configuration's `extra-expected-tags`: step or matrix row -> tags
-    #: expected in that step's rounds beside the matrix row (they count as routed)
-    extra_expected: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-
-@record
-class RunConfig:
-    """The settings one run's rounds are judged with."""
-
-    path: str | None  #: config.md's display path, None when there is none
-    #: where the text came from: "worktree", or the commit SHA it was read at (§7)
-    source: str = "worktree"
-    second_reviewer: bool | None = None  #: None: the matrix column cannot be chosen
-    verifier_enabled: bool = True
-    route: tuple[str, ...] | None = None
-    pipeline: str | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def config_path(artifact_dir: str | None, overrides: Overrides) -> str | None:
-    """The config.md a run is judged with: `--config`, else the artifact directory's."""
-    if overrides.config_file is not None:
-        return overrides.config_file
-    if artifact_dir is not None:
-        return os.path.join(artifact_dir, CONFIG_NAME)
-    return None
-
-
-def read_config_bytes(path: str | None) -> bytes | None:
-    """config.md's bytes (a regular file, opened without blocking, size-capped), or None
-    when there is none. A FIFO or device named config.md is not read: None, so a run is
-    never hung by it (the caller reports `config_missing` with the reason)."""
-    if path is None:
-        return None
-    data = read_bytes(path)
-    return None if isinstance(data, ReadFailure) else data
-
-
-def read_config(artifact_dir: str | None, overrides: Overrides) -> RunConfig:
-    """Read the run's working-tree config.md (never looking further up) and apply the
-    overrides."""
-    path = config_path(artifact_dir, overrides)
-    return config_from(path, artifact_dir, read_config_bytes(path), overrides)
-
-
 def config_from(path: str | None, artifact_dir: str | None, data: bytes | None,
-                overrides: Overrides, source: str = "worktree") -> RunConfig:
-    """The run's settings from config.md's *data* (None: there is none), as read from
-    *source* (`worktree` or a commit SHA)."""
+                overrides: Overrides, source: str = "worktree", why: str = "") -> RunConfig:
+    """The run's settings from config.md's *data* (None: there is none, *why* says
+    why), as read from *source* (`worktree` or a commit SHA)."""
     if data is None:
         cfg = RunConfig(path=None, source=source)
         if overrides.second_reviewer is None:
             where = f" in {untrusted(artifact_dir)}" if artifact_dir else ""
-            why = ""
-            if path is not None and os.path.lexists(path) and not os.path.isfile(path):
-                why = f" ({CONFIG_NAME} there is not a regular file)"
+            why = f" ({why})" if why else ""
             cfg.diagnostics.append(diag(
                 "config_missing", f"no {CONFIG_NAME}{where}{why} and no --second-reviewer/"
                 "--no-second-reviewer override: the expected reviewers cannot be chosen",
@@ -185,7 +119,7 @@ def _parse(path: str, data: bytes, overrides: Overrides, source: str) -> RunConf
             invalid("route", "a list of step names")
     if "pipeline" in values:
         if values["pipeline"] in ("full", "quick"):
-            cfg.pipeline = values["pipeline"]  # type: ignore[assignment]
+            cfg.pipeline = values["pipeline"]
         else:
             invalid("pipeline", "full or quick")
     return cfg

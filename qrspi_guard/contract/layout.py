@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from typing import Literal
 
 from qrspi_guard.contract.generations import (
     CONTRACT,
@@ -54,9 +55,11 @@ ROUND_SIDE_SUFFIXES: frozenset[str] = frozenset({
     # apply-fix era orchestrator records
     "-fixes.md", "-baseline.md", "-coverage.md", "-aborted.md",
 })
-#: The one hidden-name pattern the guard reads: split's temp and backup files
-#: (qrspi_guard/split/residue.py); a round holding them is `split_incomplete`.
+#: The one hidden-name pattern the guard reads: split's temp and commit files
+#: (``.qrspi-split.<id>.<role>``); a round holding them is `split_incomplete`.
 RESERVED_PREFIX = ".qrspi-split."
+_RESIDUE_RE = re.compile(r"\.qrspi-split\.(?P<id>[0-9a-f]{12})\."
+                         r"(?:new\.(?P<name>[^/\0]+)|(?P<role>intent|intent-tmp))")
 #: Names that `watch` ignores while they exist (editors, partial downloads).
 _WATCH_TEMP_RE = re.compile(r".*(?:~|\.sw[a-z]|\.tmp|\.part)|\.#.*|.*___jb_...___")
 #: At most this many significant digits are read as a number (Python refuses int() of
@@ -258,3 +261,80 @@ def verifier_disabled_name(round_no: int) -> str:
 def normalise_step(step: str) -> str:
     """`integrate`, `integration` and `implement-gate` are one step for artifact checks."""
     return "integration" if step in ("integrate", "implement-gate") else step
+
+
+# -- split's reserved names ---------------------------------------------------------------
+#
+# Every file split creates before its commit is complete is named
+# ``.qrspi-split.<id>.<role>`` in the round directory (``<id>``: 12 hex digits, one per
+# attempt): ``new.<name>`` (a new file, complete and fsynced, to become ``<name>``),
+# ``intent-tmp`` (the commit record being written), ``intent`` (the commit record).
+
+
+def is_split_residue(name: str) -> bool:
+    """True for every name in split's reserved pattern (well formed or not)."""
+    return name.startswith(RESERVED_PREFIX)
+
+
+def new_name(attempt: str, name: str) -> str:
+    return f"{RESERVED_PREFIX}{attempt}.new.{name}"
+
+
+def intent_name(attempt: str) -> str:
+    return f"{RESERVED_PREFIX}{attempt}.intent"
+
+
+def intent_tmp_name(attempt: str) -> str:
+    return f"{RESERVED_PREFIX}{attempt}.intent-tmp"
+
+
+@record(frozen=True)
+class ResidueName:
+    """A parsed reserved name: its attempt, and its role (`new`, `intent`,
+    `intent-tmp`); *target* is the name a `new` file becomes."""
+
+    attempt: str
+    role: str
+    target: str | None = None
+
+
+def parse_residue(name: str) -> ResidueName | None:
+    """The parts of a well-formed reserved name; None for any other name."""
+    m = _RESIDUE_RE.fullmatch(name)
+    if m is None:
+        return None
+    if m.group("name") is not None:
+        return ResidueName(m.group("id"), "new", m.group("name"))
+    return ResidueName(m.group("id"), m.group("role"))
+
+
+RoundKind = Literal["step", "task", "unknown_step", "suffixed", "pseudo"]
+
+
+@record(frozen=True)
+class RoundRef:
+    """A round directory and where it sits."""
+
+    round_dir: str  #: display path of the round directory
+    step_dir: str  #: display path of the directory holding it
+    step: str | None  #: `design`, `integration`, `task-03`, ...
+    round: int | None  #: None: a pseudo-round whose number comes from its findings
+    is_task: bool
+    artifact_dir: str | None  #: the directory holding `reviews/`, when there is one
+    #: step: `reviews/<step>/round-NN`; task: `reviews/tasks/task-NN/round-NN`;
+    #: unknown_step: `round-NN` under a step directory of unknown name (judged like a
+    #: task round); suffixed: `round-NN-<suffix>/` (per-file rules only); pseudo: a
+    #: directory named on the command line that holds reviewer output (§8)
+    kind: RoundKind = "step"
+
+    @property
+    def has_status_file(self) -> bool:
+        """Pseudo-rounds and suffixed round directories never get a status file, so
+        they cannot overwrite a real round's (generations.md §8)."""
+        return self.kind not in ("suffixed", "pseudo") and self.round is not None
+
+    @property
+    def has_matrix(self) -> bool:
+        """Whether the step's matrix row can apply (never for tasks, unknown steps,
+        suffixed directories; pseudo-rounds only with `--step`)."""
+        return self.kind in ("step", "pseudo") and self.step is not None

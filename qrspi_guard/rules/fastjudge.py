@@ -17,20 +17,14 @@ from __future__ import annotations
 import os
 import re
 
-from qrspi_guard import fastparse
 from qrspi_guard.contract.generations import FAN_IN, FindingContract
-from qrspi_guard.frontmatter import BOM, split
-from qrspi_guard.layout import FileName, Kind, normalise_step
+from qrspi_guard.contract.layout import FileName, Kind, normalise_step
+from qrspi_guard.parse import fastparse, yamlscalar
+from qrspi_guard.parse.frontmatter import BOM, split
 from qrspi_guard.records import record
-from qrspi_guard.rules.files import (
-    FileFacts,
-    FileReport,
-    Place,
-    artifact_names,
-    fanin_change_type,
-    judge_file,
-    reference_problem,
-)
+from qrspi_guard.rules.facts import FileFacts, FileReport, Place
+from qrspi_guard.rules.files import fanin_change_type, judge_file
+from qrspi_guard.rules.finding import artifact_names, reference_problem
 
 #: set in the environment, every accepted file is re-judged by the full rules
 VERIFY = os.environ.get("QRSPI_GUARD_VERIFY_FASTPATH", "") not in ("", "0")
@@ -272,13 +266,13 @@ def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place:
     if place.step:
         if not _artifact_ok(artifact, place):
             return None
-    elif fastparse.resolve(artifact) is not artifact:
+    elif yamlscalar.resolve(artifact) is not artifact:
         return None
     if refs:
         if ".." in refs or "feedback/" in refs:
             return None
         for entry in refs.split(", "):
-            if fastparse.resolve(entry) is not entry:
+            if yamlscalar.resolve(entry) is not entry:
                 return None
     if (not body or body.isspace() or "feedback/" in body or "finding_id:" in body
             or place.gen.contract.boundary in body):

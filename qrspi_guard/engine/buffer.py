@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard.config import Overrides
-from qrspi_guard.discover import round_of_file, with_step
+from qrspi_guard.contract.layout import OUTPUT_KINDS, classify
+from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.check import RunConfigs
+from qrspi_guard.engine.discover import round_of_file, with_step
 from qrspi_guard.engine.entries import Context, read_round
 from qrspi_guard.engine.results import CheckResult
 from qrspi_guard.engine.rounds import assemble
-from qrspi_guard.layout import OUTPUT_KINDS, classify
-from qrspi_guard.rules.files import Place, judge_file
+from qrspi_guard.rules.facts import Place
+from qrspi_guard.rules.files import judge_file
 
 
 def check_buffer(path: str, data: bytes, overrides: Overrides | None = None) -> CheckResult:

@@ -31,8 +31,8 @@ def json_schemas(contract: FindingContract = CONTRACT) -> dict[str, Any]:
 
     from pydantic import BaseModel, ConfigDict, Field
 
-    Severity = Literal[contract.severities]  # type: ignore[valid-type]
-    ChangeType = Literal[contract.change_types]  # type: ignore[valid-type]
+    Severity = Literal[contract.severities]  # type: ignore[name-defined]
+    ChangeType = Literal[contract.change_types]  # type: ignore[name-defined]
     Tag = Annotated[str, Field(pattern=contract.tag_schema)]
     failed = contract.verify_failed
     statuses = FAN_IN.sidecar.statuses

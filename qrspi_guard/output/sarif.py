@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from qrspi_guard import __version__
-from qrspi_guard.causes import CATALOGUE, Cause
-from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions, visible
+from qrspi_guard.contract.causes import CATALOGUE, Cause
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.output import ReportOptions, visible
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions, summary_counts, visible
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.output import ReportOptions, summary_counts, visible
 from qrspi_guard.textsafe import one_line, path_at_line_start
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qrspi_guard.causes import Level, cause
+from qrspi_guard.contract.causes import Level, cause
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
 

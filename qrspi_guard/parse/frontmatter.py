@@ -16,7 +16,7 @@ import os
 from functools import cache
 from typing import Any
 
-from qrspi_guard import fastparse
+from qrspi_guard.parse import fastparse
 from qrspi_guard.records import field, record
 
 MAX_BYTES = 1024 * 1024
@@ -45,7 +45,7 @@ def _loader_class() -> Any:
 
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class _GuardLoader(base):  # type: ignore[misc, valid-type]
+    class _GuardLoader(base):  # type: ignore[misc]
         """Safe loader that records duplicate keys and refuses tags outside the schema."""
 
         def __init__(self, stream: str) -> None:
@@ -98,7 +98,6 @@ class Decoded:
     text: str  #: LF line endings, BOM removed
     had_bom: bool = False
     had_crlf: bool = False
-    raw_endswith: str = ""  #: how the original text ended, for the trailing-newline rule
 
 
 @record
@@ -263,9 +262,9 @@ def _yaml_message(exc: Any) -> str:
 def yaml_handler_class() -> type:
     """A python-frontmatter handler class with the guard's exact fence and loader rules
     (built on first use: python-frontmatter is imported only by those who ask)."""
-    import frontmatter as _fm
+    from frontmatter.default_handlers import YAMLHandler
 
-    class QrspiYAMLHandler(_fm.YAMLHandler):  # type: ignore[misc]
+    class QrspiYAMLHandler(YAMLHandler):
         def detect(self, text: str) -> bool:
             return split(text.replace("\r\n", "\n")) is not None
 

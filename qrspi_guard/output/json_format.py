@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions, summary_counts, visible
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.output import ReportOptions, summary_counts, visible
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from qrspi_guard.diagnostics import Diagnostic
-from qrspi_guard.report import ReportOptions, visible
-from qrspi_guard.report.text import summary
+from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.output import ReportOptions, visible
+from qrspi_guard.output.text import summary
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 
-from qrspi_guard.config import Overrides
+from qrspi_guard.contract.layout import Kind, classify
+from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.plan import plan
-from qrspi_guard.layout import Kind, classify
-from qrspi_guard.reader import ReadFailure, list_round, read_bytes
+from qrspi_guard.output.files import write_atomic
+from qrspi_guard.parse.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.records import record
-from qrspi_guard.report.files import write_atomic
 
 
 @record(frozen=True)

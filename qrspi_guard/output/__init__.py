@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from qrspi_guard.records import record
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
-    from qrspi_guard.diagnostics import Diagnostic
+    from qrspi_guard.contract.diagnostics import Diagnostic
     from qrspi_guard.engine import CheckResult
 
 

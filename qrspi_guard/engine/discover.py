@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from typing import Literal
 
-from qrspi_guard.diagnostics import Diagnostic, diag
-from qrspi_guard.layout import (
+from qrspi_guard.contract.diagnostics import Diagnostic, diag
+from qrspi_guard.contract.layout import (
     CLAIMED_KINDS,
     SKIPPED_DIRS,
     STEPS,
     TASK_DIR_RE,
     TASKS_DIR,
+    RoundKind,
+    RoundRef,
     classify,
     is_legacy_round_file,
     looks_like_round_dir,
@@ -26,42 +27,11 @@ from qrspi_guard.layout import (
     round_side_file,
     suffixed_round_number,
 )
-from qrspi_guard.records import record, replace
+from qrspi_guard.records import replace
 
 REVIEWS = "reviews"
 _PRUNE = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
                     ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
-
-RoundKind = Literal["step", "task", "unknown_step", "suffixed", "pseudo"]
-
-
-@record(frozen=True)
-class RoundRef:
-    """A round directory and where it sits."""
-
-    round_dir: str  #: display path of the round directory
-    step_dir: str  #: display path of the directory holding it
-    step: str | None  #: `design`, `integration`, `task-03`, ...
-    round: int | None  #: None: a pseudo-round whose number comes from its findings
-    is_task: bool
-    artifact_dir: str | None  #: the directory holding `reviews/`, when there is one
-    #: step: `reviews/<step>/round-NN`; task: `reviews/tasks/task-NN/round-NN`;
-    #: unknown_step: `round-NN` under a step directory of unknown name (judged like a
-    #: task round); suffixed: `round-NN-<suffix>/` (per-file rules only); pseudo: a
-    #: directory named on the command line that holds reviewer output (§8)
-    kind: RoundKind = "step"
-
-    @property
-    def has_status_file(self) -> bool:
-        """Pseudo-rounds and suffixed round directories never get a status file, so
-        they cannot overwrite a real round's (generations.md §8)."""
-        return self.kind not in ("suffixed", "pseudo") and self.round is not None
-
-    @property
-    def has_matrix(self) -> bool:
-        """Whether the step's matrix row can apply (never for tasks, unknown steps,
-        suffixed directories; pseudo-rounds only with `--step`)."""
-        return self.kind in ("step", "pseudo") and self.step is not None
 
 
 Found = RoundRef | Diagnostic

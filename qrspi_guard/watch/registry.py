@@ -1,0 +1,86 @@
+"""The rounds a watch keeps current: each tracked round (its judge, its run, its status
+output), the rounds of each step directory, and the files beside a round that bear on
+it (round-NN-verified.md, the verifier-disabled marker, the commit anchor, the scope set)."""
+
+from __future__ import annotations
+
+import os
+
+from qrspi_guard.contract.layout import RoundRef, round_side_file, verified_file_name
+from qrspi_guard.records import record
+from qrspi_guard.watch.judge import RoundJudge
+from qrspi_guard.watch.publish import RoundOutput
+
+#: files beside a round whose change bears on it
+SIDE_SUFFIXES = ("-verified.md", "-verifier-disabled.md", "-commit.txt", "-scope-set.txt")
+
+
+@record
+class Tracked:
+    """One round the loop keeps current."""
+
+    ref: RoundRef
+    judge: RoundJudge
+    run_key: str | None
+    out: RoundOutput
+
+    @property
+    def writes(self) -> int:
+        return self.out.writes
+
+    @property
+    def number(self) -> int:
+        """The round's number. A watch tracks only what discover_dir finds, and each
+        round it finds is `round-NN` or `round-NN-<suffix>`, never a pseudo-round."""
+        n = self.ref.round
+        assert n is not None, self.ref.round_dir
+        return n
+
+    @property
+    def step_key(self) -> str:
+        return os.path.normpath(self.ref.step_dir)
+
+    def verified_path(self) -> str:
+        return os.path.join(self.ref.step_dir, verified_file_name(self.number))
+
+    def side_files(self) -> list[str]:
+        n = self.ref.round
+        return [os.path.join(self.ref.step_dir, f"round-{n:02d}{suffix}")
+                for suffix in SIDE_SUFFIXES]
+
+
+class Registry:
+    """Tracked rounds by round directory (absolute), and by step directory."""
+
+    def __init__(self) -> None:
+        self.rounds: dict[str, Tracked] = {}  #: round dir (absolute) -> tracked round
+        self.step_dirs: dict[str, set[str]] = {}  #: step dir -> round keys in it
+
+    def add(self, key: str, t: Tracked) -> bool:
+        """Track *t*; True when its step directory is new to the watch."""
+        self.rounds[key] = t
+        new_step = t.step_key not in self.step_dirs
+        self.step_dirs.setdefault(t.step_key, set()).add(key)
+        return new_step
+
+    def drop(self, key: str) -> Tracked:
+        t = self.rounds.pop(key)
+        self.step_dirs.get(t.step_key, set()).discard(key)
+        return t
+
+    def siblings(self, t: Tracked) -> set[str]:
+        """The round keys in *t*'s step directory (itself included)."""
+        return self.step_dirs.get(t.step_key, set())
+
+    def later_round_exists(self, t: Tracked) -> bool:
+        return any(self.rounds[k].number > t.number for k in self.siblings(t))
+
+    def side_owner(self, parent: str, name: str) -> str | None:
+        """The round a file beside the rounds (round-NN-verified.md, ...) bears on."""
+        if not self.step_dirs.get(parent):
+            return None
+        side = round_side_file(name)
+        if side is None or side[1] not in SIDE_SUFFIXES:
+            return None
+        key = os.path.join(parent, f"round-{side[0]:02d}")
+        return key if key in self.rounds else None
