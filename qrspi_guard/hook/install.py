@@ -171,41 +171,15 @@ def render(doc: dict[str, Any]) -> str:
 
 
 def write_atomic(path: str, data: bytes, mode: int | None) -> None:
-    """*data* into *path*: a temporary file beside it, fsync, rename, fsync the
-    directory. On any failure the old file is untouched and no temporary is left."""
-    import tempfile
+    """*data* into *path* with :func:`qrspi_guard.output.files.write_atomic` (temporary
+    file beside it, fsync, rename, fsync the directory): on any failure the old file is
+    untouched and no temporary is left. Raises OutputError."""
+    from qrspi_guard.output.files import write_atomic as atomic
 
-    directory = os.path.dirname(path) or "."
-    if mode is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                   dir=directory)
+        atomic(path, data, mode)
     except OSError as exc:
         raise OutputError(f"{one_line(path)}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"{one_line(path)}: cannot write: {exc.strerror or exc}") from None
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
 
 
 def change(path: str, runtime: str, remove: bool,

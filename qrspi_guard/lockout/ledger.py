@@ -270,7 +270,9 @@ class Ledger:
             _check_regular(fd, self.path)
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not existed:
-                _fsync_dir(parent)
+                from qrspi_guard.output.files import sync_dir  # only for a new ledger
+
+                sync_dir(str(parent))  # the new file's directory entry, durable
             snap = self._parse(_read_all(fd, self.path))
             before = replay(snap.events)
             plan = planner(before.copy())
@@ -319,20 +321,6 @@ def _cut_back(fd: int, size: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a newly created ledger file's directory entry durable (best effort)."""
-    try:
-        dfd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 def resolve_path(option: str | None, env: dict[str, str] | None = None) -> Path:

@@ -112,14 +112,18 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
         except OSError:
             pass
         raise
-    _sync_dir(directory, path)
-
-
-def _sync_dir(directory: str, path: str) -> None:
-    """fsync the directory so the rename survives a power loss (best effort: some file
-    systems refuse a directory fsync, and the new file is in place either way)."""
     try:
         fault("dirsync", path)
+    except OSError:
+        return
+    sync_dir(directory)
+
+
+def sync_dir(directory: str) -> None:
+    """fsync *directory* so a file created or renamed in it survives a power loss (best
+    effort: some file systems refuse a directory fsync, and the file is in place either
+    way)."""
+    try:
         dfd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
