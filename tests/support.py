@@ -46,6 +46,30 @@ def run_cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | Non
                           capture_output=True, timeout=timeout)
 
 
+def stdout_on_tty(*args: str, env: dict[str, str], cwd: Path | str | None = None,
+                  timeout: float = 30) -> bytes:
+    """Run the installed console script with its stdout on a pseudo-terminal (stderr
+    discarded) and *env* as its whole environment; what it wrote to the terminal."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([str(SCRIPT), *args], cwd=cwd, stdout=follower,
+                            stderr=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=timeout)
+    os.close(leader)
+    return b"".join(chunks)
+
+
 def run_main(*args: str | bytes, cwd: Path | str | None = None,
              env: dict[str, str | None] | None = None, input: bytes | str | None = None,
              timeout: float = 60) -> subprocess.CompletedProcess[bytes]:

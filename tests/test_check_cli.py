@@ -8,7 +8,7 @@ import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.support import FIXTURES, Run, run_main
+from tests.support import FIXTURES, Run, run_main, stdout_on_tty
 
 EXAMPLE = "example"
 
@@ -110,28 +110,8 @@ def test_text_is_never_coloured_off_a_terminal_or_with_no_color() -> None:
 
 
 def test_colour_on_a_terminal_unless_no_color() -> None:
-    import pty
-    import subprocess
-
-    from tests.support import SCRIPT
-
     def on_tty(env: dict[str, str]) -> bytes:
-        leader, follower = pty.openpty()
-        proc = subprocess.Popen([str(SCRIPT), "check", EXAMPLE], cwd=FIXTURES, stdout=follower,
-                                stderr=subprocess.DEVNULL, env={**os.environ, **env})
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        proc.wait(timeout=30)
-        os.close(leader)
-        return b"".join(chunks)
+        return stdout_on_tty("check", EXAMPLE, cwd=FIXTURES, env={**os.environ, **env})
 
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     assert b"\x1b[31merror" in on_tty({**env})

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from qrspi_guard.cli.check import use_color
-from tests.support import FIXTURES, SCRIPT, Run, run_main
+from tests.support import FIXTURES, Run, run_main, stdout_on_tty
 
 EXAMPLE = FIXTURES / "example"
 F01 = next(EXAMPLE.rglob("design/round-02/quality-claude.finding-F01.md"))
@@ -80,23 +78,8 @@ def test_color_always_and_force_color_colour_a_pipe_and_never_wins() -> None:
 
 
 def test_color_never_on_a_terminal() -> None:
-    leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    proc = subprocess.Popen([str(SCRIPT), "check", "--color", "never", str(EXAMPLE)],
-                            stdout=follower, stderr=subprocess.DEVNULL, env=env)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    proc.wait(timeout=30)
-    os.close(leader)
-    out = b"".join(chunks)
+    out = stdout_on_tty("check", "--color", "never", str(EXAMPLE), env=env)
     assert b"error" in out and b"\x1b[" not in out
 
 

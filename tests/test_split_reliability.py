@@ -140,22 +140,6 @@ def test_an_os_error_ends_in_the_old_state_or_the_new_and_check_tells_which(
         assert len(proc.stdout.splitlines()) == 2
 
 
-@pytest.fixture
-def tiny_fs(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A 64 KiB tmpfs (root only; skipped where mounting is not allowed)."""
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root and mount")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("tmpfs cannot be mounted here")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
 def test_a_really_full_disk_leaves_the_round_as_it_was(tiny_fs: Path) -> None:
     base = tiny_fs / "run"
     shutil.copytree(FIXTURE, base)
