@@ -26,6 +26,13 @@ COMMANDS: dict[str, str] = {
     "matrix": "qrspi_guard.cli.matrix:matrix",
     "schema": "qrspi_guard.cli.schema:schema",
     "explain": "qrspi_guard.cli.explain:explain",
+    # the review loop's drop-ins (loop.md) and the run overview (report.md)
+    "fan-in": "qrspi_guard.cli.fanin:fan_in",
+    "await": "qrspi_guard.cli.awaiting:await_round",
+    "prepare": "qrspi_guard.cli.prepare:prepare",
+    "review-prep": "qrspi_guard.cli.reviewprep:review_prep",
+    "status": "qrspi_guard.cli.status:status",
+    "report": "qrspi_guard.cli.report:report",
 }
 #: `hook` words that are click commands, not a tool-use payload on stdin
 _HOOK_CLICK = frozenset({"install", "uninstall", "--help", "-h"})
