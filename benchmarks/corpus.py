@@ -79,7 +79,9 @@ def mixed(rnd: int, tag: str, fnum: int, rng: random.Random) -> str:
         lines.append("# written by the " + tag + " reviewer")
     for group in fields:
         for i, line in enumerate(group):
-            if rng.random() < 0.25 and i == len(group) - 1:
+            # a comment ends any line but the two the fan-in's awk reads whole
+            line_read = line.startswith(("change_type:", "finding_id:"))
+            if rng.random() < 0.25 and i == len(group) - 1 and not line_read:
                 line += q(("  # checked", " # see goals", "\t# note: " + tag))
             lines.append(line)
         if rng.random() < 0.15:

@@ -49,7 +49,7 @@ _TABLE: list[tuple[str, str, str, str]] = [
     # finding files (§3)
     ("no_frontmatter", _E, "No YAML frontmatter: the file does not start with a line `---` closed by another line `---`.",
      "Start the file with `---`, the fields, then `---`, then the prose."),
-    ("malformed_yaml", _E, "The frontmatter is not valid YAML, uses a tag outside YAML's core schema, or is not a mapping.",
+    ("malformed_yaml", _E, "The frontmatter is not valid YAML, uses a tag outside YAML's core schema (`!!timestamp`, `!!binary`, `!!python/...`, a custom `!tag`), or is not a mapping; or it would read differently to YAML and to the protocol's line-based readers (upstream's fan-in reads `change_type:` with awk): a merge key (`<<`), an alias (`*name`), or a line break other than LF (a lone CR, NEL, U+2028, U+2029).",
      "Fix the YAML at the reported line: plain `key: value` lines, lists as `[a, b]`."),
     ("duplicate_key", _E, "A key appears twice in the frontmatter.",
      "Keep one occurrence of the key."),

@@ -144,10 +144,11 @@ def runtime_of(payload: dict[str, Any], runtime: str | None = None) -> str | Non
 class Call:
     """One tool call, resolved: who sent it, when, and what the tool does to a file."""
 
-    __slots__ = ("runtime", "event", "tool", "kind", "key", "tool_input", "cwd")
+    __slots__ = ("runtime", "event", "tool", "kind", "key", "tool_input", "cwd", "cwd_given")
 
     def __init__(self, runtime: str, event: str, tool: str, kind: str | None, key: str,
-                 tool_input: dict[str, Any], cwd: str | None) -> None:
+                 tool_input: dict[str, Any], cwd: str | None,
+                 cwd_given: object = None) -> None:
         self.runtime = runtime
         self.event = event
         self.tool = tool
@@ -155,6 +156,7 @@ class Call:
         self.key = key  #: the tool_input key naming the file (or the shell command)
         self.tool_input = tool_input
         self.cwd = cwd
+        self.cwd_given = cwd_given  #: the payload's own ``cwd`` value, before checking
 
     def text(self, key: str, required: bool = True) -> str | None:
         """``tool_input[key]`` as a string; a missing or mistyped one is a failure."""
@@ -190,8 +192,8 @@ def resolve(payload: dict[str, Any], event: str | None = None,
         raise HookFailure(f"cannot tell the agent runtime (hook_event_name "
                           f"{_repr(payload.get('hook_event_name'))}, tool_name "
                           f"{_repr(tool)}); pass --runtime claude or --runtime gemini")
-    cwd = payload.get("cwd")
-    cwd = cwd if isinstance(cwd, str) and cwd and "\x00" not in cwd else None
+    given = payload.get("cwd")
+    cwd = given if isinstance(given, str) and given and "\x00" not in given else None
     kind, key = TOOLS[rt].get(tool, (None, ""))
     if kind is not None and kind not in (PRE_KINDS if ev == "pre" else POST_KINDS):
         kind = None
@@ -201,7 +203,56 @@ def resolve(payload: dict[str, Any], event: str | None = None,
 
         raise HookFailure(f"{one_line(tool, 40)} payload has no tool_input object")
     return Call(rt, ev, tool, kind, key, tool_input if isinstance(tool_input, dict) else {},
-                cwd)
+                cwd, given)
+
+
+#: the payload fields the hook uses as a place on disk or a command line
+_PLACE_KEYS = ("file_path", "notebook_path", "command", "directory")
+
+
+def _surrogate(text: str) -> bool:
+    """*text* holds a UTF-16 surrogate: JSON's ``\\ud800`` escapes decode to one, and it
+    can name no file (it cannot be encoded as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _names_reviews(text: str) -> bool:
+    """*text* names a ``reviews`` directory as a path segment (cheap, generous test)."""
+    from qrspi_guard.hook.where import REVIEWS
+
+    at = text.find(REVIEWS)
+    while at != -1:
+        before = text[at - 1] if at else "/"
+        after = text[at + len(REVIEWS):at + len(REVIEWS) + 1]
+        if not (before.isalnum() or before in "_-.") and after in ("", "/", "'", '"', " "):
+            return True
+        at = text.find(REVIEWS, at + 1)
+    return False
+
+
+def unusable_place(call: Call) -> str | None:
+    """Whether a judged tool call's place can be used at all. A field naming where it
+    writes (``cwd``, the file, the command, Gemini's ``directory``) that holds a
+    surrogate cannot be resolved, opened or judged: the one line that blocks the call
+    when it names a ``reviews`` tree, or ``""`` (allow, say nothing: not the guard's
+    business) when it does not. None when every such field is usable."""
+    if call.kind is None:
+        return None
+    fields = [("cwd", call.cwd_given)] + [(f"tool_input.{k}", call.tool_input.get(k))
+                                          for k in _PLACE_KEYS]
+    texts = [(name, v) for name, v in fields if isinstance(v, str)]
+    bad = next((name for name, v in texts if _surrogate(v)), None)
+    if bad is None:
+        return None
+    if not any(_names_reviews(v) for _, v in texts):
+        return ""
+    return (f"qrspi-guard refused this tool call: {bad} holds a character that cannot be "
+            "encoded (a lone UTF-16 surrogate), so the guard cannot tell which review round "
+            "file it touches; name the file in valid UTF-8 text\n")
 
 
 def base_dir(call: Call) -> str:

@@ -29,11 +29,19 @@ BOM = b"\xef\xbb\xbf"
 FASTPATH = os.environ.get("QRSPI_GUARD_NO_FASTPATH", "") in ("", "0")
 
 _Y = "tag:yaml.org,2002:"
-#: Tags a document may carry: YAML's core schema, plus what plain scalars resolve to
-#: implicitly under YAML 1.1 (timestamps, merge keys). Anything else is malformed.
-ALLOWED_TAGS = frozenset(_Y + t for t in
-                         ("null", "bool", "int", "float", "str", "seq", "map", "timestamp",
-                          "merge"))
+#: Tags a document may carry: YAML's core schema. Anything else (``!!timestamp``,
+#: ``!!binary``, ``!!python/...``, a custom ``!tag``) is malformed. A plain scalar that
+#: looks like a date is read as its text, as YAML 1.2's core schema and the protocol's
+#: shell readers read it (YAML 1.1 would make it a timestamp).
+ALLOWED_TAGS = frozenset(_Y + t for t in ("null", "bool", "int", "float", "str", "seq", "map"))
+_MERGE = _Y + "merge"
+
+#: What a line is, for the guard and for every line-based reader of the protocol (awk,
+#: grep, ``read``): text up to a LF. YAML also breaks lines at these; inside frontmatter
+#: they would make YAML and the shell readers see different fields.
+FOREIGN_BREAKS = {"\r": "a lone CR", "\x85": "NEL (U+0085)",
+                  "\u2028": "LINE SEPARATOR (U+2028)", "\u2029": "PARAGRAPH SEPARATOR (U+2029)"}
+_FOREIGN_BREAK = "[" + "".join(FOREIGN_BREAKS) + "]"
 
 
 @cache
@@ -46,7 +54,12 @@ def _loader_class() -> Any:
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class _GuardLoader(base):  # type: ignore[misc]
-        """Safe loader that records duplicate keys and refuses tags outside the schema."""
+        """Safe loader that records duplicate keys and refuses tags outside the schema,
+        merge keys and implicit timestamps."""
+
+        yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag != _Y + "timestamp"]
+            for first, resolvers in base.yaml_implicit_resolvers.items()}
 
         def __init__(self, stream: str) -> None:
             super().__init__(stream)
@@ -71,6 +84,10 @@ def _loader_class() -> Any:
             if isinstance(node, MappingNode):
                 seen: set[tuple[str, str]] = set()
                 for key_node, _ in node.value:
+                    if key_node.tag == _MERGE:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, "merge keys (<<) are not allowed: write each field "
+                            "on its own line", key_node.start_mark)
                     if isinstance(key_node, ScalarNode):
                         k = (key_node.tag, key_node.value)
                         if k in seen:
@@ -188,9 +205,19 @@ def load_yaml_c(fm: str, line_offset: int = 1) -> Document | ParseFailure:
     import yaml
     from yaml.nodes import MappingNode, ScalarNode
 
+    foreign = _foreign_break(fm, line_offset)
+    if foreign is not None:
+        return foreign
     loader = _loader_class()(fm)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            alias = _aliased(node)
+            if alias is not None:
+                return ParseFailure(
+                    "malformed_yaml", "an alias (*name) reuses the value anchored "
+                    "elsewhere; line-based readers see the alias, not the value: write the "
+                    "value itself", alias.start_mark.line + 1 + line_offset)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -239,6 +266,39 @@ def parse(text: str) -> Document | ParseFailure:
         result.body = body
         result.body_line = body_line
     return result
+
+
+def _foreign_break(fm: str, line_offset: int) -> ParseFailure | None:
+    """A line break other than LF in frontmatter text, as a failure."""
+    import re
+
+    m = re.search(_FOREIGN_BREAK, fm)
+    if m is None:
+        return None
+    return ParseFailure(
+        "malformed_yaml", f"the frontmatter holds {FOREIGN_BREAKS[m.group()]}: YAML "
+        "starts a new line there, the protocol's line-based readers do not",
+        fm.count("\n", 0, m.start()) + 1 + line_offset)
+
+
+def _aliased(root: Any) -> Any:
+    """The first node reached twice from *root* (an alias of an anchored node), or None.
+    Iterative, each node visited once: cost bounded by the document's size."""
+    from yaml.nodes import MappingNode, SequenceNode
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return node
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in reversed(node.value):
+                stack.extend((value, key))
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+    return None
 
 
 def _kind(value: Any) -> str:

@@ -24,7 +24,12 @@ from qrspi_guard.parse.frontmatter import BOM, split
 from qrspi_guard.records import record
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.files import fanin_change_type, judge_file
-from qrspi_guard.rules.finding import artifact_names, reference_problem
+from qrspi_guard.rules.finding import (
+    artifact_names,
+    has_message,
+    line_mismatches,
+    reference_problem,
+)
 
 #: set in the environment, every accepted file is re-judged by the full rules
 VERIFY = os.environ.get("QRSPI_GUARD_VERIFY_FASTPATH", "") not in ("", "0")
@@ -232,13 +237,15 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
         return None
     if not _body_ok(body, contract):
         return None
+    if line_mismatches(text, values):
+        return None
     return FileReport(FileFacts(
         fname.name, kind, fname.tag, fname.fnum, finding_id=fid, change_type=change_type,
         parsed=True, fanin_change_type=fanin_change_type(data) if place.fanin_fields else None))
 
 
 def _body_ok(body: str, contract: FindingContract) -> bool:
-    return bool(body.strip()) and "feedback/" not in body and "finding_id:" not in body \
+    return has_message(body) and "feedback/" not in body and "finding_id:" not in body \
         and contract.boundary not in body
 
 
@@ -274,7 +281,7 @@ def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place:
         for entry in refs.split(", "):
             if yamlscalar.resolve(entry) is not entry:
                 return None
-    if (not body or body.isspace() or "feedback/" in body or "finding_id:" in body
+    if (not has_message(body) or "feedback/" in body or "finding_id:" in body
             or place.gen.contract.boundary in body):
         return None
     return FileReport(FileFacts(fname.name, Kind.FINDING, fname.tag, fname.fnum,

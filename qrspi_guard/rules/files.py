@@ -19,7 +19,7 @@ from qrspi_guard.contract.layout import (
 from qrspi_guard.parse import frontmatter as fm
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.fields import shown
-from qrspi_guard.rules.finding import judge_finding
+from qrspi_guard.rules.finding import judge_finding, line_reading
 from qrspi_guard.rules.sentinels import judge_clean, judge_vf_skip
 from qrspi_guard.rules.sidecars import fanin_field, fanin_score, frontmatter_lines, judge_sidecar
 
@@ -68,6 +68,8 @@ def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:
                       line=line, field=untrusted(key)))
     if fname.kind in (Kind.FINDING, Kind.VF_BYPASS):
         judge_finding(doc, fname, place, facts, d, out)
+        if fname.kind is Kind.FINDING:
+            line_reading(text, doc, d, out)
     elif fname.kind is Kind.VF_SKIP:
         judge_vf_skip(doc, fname, facts, d, out)
     else:

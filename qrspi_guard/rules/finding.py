@@ -25,6 +25,7 @@ from qrspi_guard.rules.fields import (
     shown,
     unknown_keys,
 )
+from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines
 
 _FEEDBACK_REF_RE = re.compile(r"(?:\./)?feedback/[^/\s]+\.md")
 
@@ -34,6 +35,67 @@ _FEEDBACK_MENTION_RE = re.compile(r"(?<![\w./-])(?:\./)?feedback/[\w.-]+\.md")
 
 _RANGE_SUFFIX_RE = re.compile(r":L?[0-9]+(?:-L?[0-9]+)?$")
 
+#: The fields upstream's line-based readers take from a finding's lines (the fan-in's
+#: awk reads finding_id and routes by change_type), with the causes their own rules
+#: report: (absent, wrong).
+LINE_READ_FIELDS = {"change_type": ("missing_change_type", "change_type_out_of_enum"),
+                    "finding_id": ("missing_finding_id", "finding_id_malformed")}
+
+
+def line_mismatches(text: str, data: dict[Any, Any]) -> list[tuple[str, tuple[str, int] | None]]:
+    """(field, what a line reader reads: (value, line) or None for no line) for each of
+    :data:`LINE_READ_FIELDS` whose YAML string value a line reader would read otherwise
+    (a trailing comment, a tag, escapes, a `? key` entry, a quoted key)."""
+    lines = frontmatter_lines(text)
+    out: list[tuple[str, tuple[str, int] | None]] = []
+    for key in LINE_READ_FIELDS:
+        value = data.get(key)
+        if not isinstance(value, str):
+            continue
+        got = fanin_field(lines, key) if lines is not None else None
+        if got is None or got[0] != value:
+            out.append((key, got))
+    return out
+
+
+def line_reading(text: str, doc: fm.Document, d: Any, out: list[Diagnostic]) -> None:
+    """Report each routing field that YAML and the line readers read differently, under
+    the field's own cause (unless its rule already reported it)."""
+    reported = {x.cause for x in out}
+    twice = {key for key, _ in doc.duplicates}  # already a halt: `duplicate_key`
+    for key, got in line_mismatches(text, doc.data):
+        absent, wrong = LINE_READ_FIELDS[key]
+        if absent in reported or wrong in reported or key in twice:
+            continue
+        shown_value = shown(doc.data[key])
+        if got is None:
+            out.append(d(absent, f"{key} is {shown_value} to YAML, but no line starts with "
+                         f"`{key}:`, so the protocol's line-based readers (upstream's fan-in "
+                         f"reads it with awk) find none; write it as a plain `{key}: value` "
+                         "line", line=doc.key_lines.get(key), field=key))
+        else:
+            out.append(d(wrong, f"{key} is {shown_value} to YAML but {shown(got[0])} to "
+                         "the protocol's line-based readers (upstream's fan-in reads it with "
+                         "awk); write the bare value, with no comment, tag or escape",
+                         line=got[1], field=key))
+
+
+#: a visible ASCII character: the common case of a message, found without unicodedata
+_VISIBLE_ASCII = re.compile(r"[!-~]")
+
+
+def has_message(body: str) -> bool:
+    """The body holds prose: at least one visible character (a letter, digit,
+    punctuation or symbol). Whitespace, control and format characters (zero-width
+    spaces and joiners, word joiners, a BOM, soft hyphens) and lone combining marks do
+    not make a message. Cost: one pass over the body."""
+    if _VISIBLE_ASCII.search(body) is not None:
+        return True
+    if body.isascii():
+        return False
+    import unicodedata
+
+    return any(unicodedata.category(ch)[0] in "LNPS" for ch in body if ord(ch) > 0x7F)
 
 def judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFacts,
                    d: Any, out: list[Diagnostic]) -> None:
@@ -101,9 +163,9 @@ def judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFa
     field_round = (None if bypass and "round" not in data
                    else round_field(doc, "round", missing, wrong))
     # body
-    if not doc.body.strip():
+    if not has_message(doc.body):
         out.append(d("missing_message", "the finding has no message: the body after the "
-                     "frontmatter is blank", line=doc.body_line))
+                     "frontmatter is blank (no visible character)", line=doc.body_line))
     else:
         _combined(doc, contract.boundary, d, out)
     # cross-field pins
