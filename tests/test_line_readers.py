@@ -34,8 +34,8 @@ FOREIGN_BREAKS = {"CR": "\r", "NEL": "\x85", "LS": "\u2028", "PS": "\u2029"}
 OTHER_SEPARATORS = {"VT": "\x0b", "FF": "\x0c", "FS": "\x1c", "GS": "\x1d", "RS": "\x1e",
                     "NBSP": "\u00a0", "ZWSP": "\u200b", "NNBSP": "\u202f",
                     "IDEOSP": "\u3000", "BOM": "\ufeff", "TAB": "\t"}
-FIELD_CAUSES = ("missing_change_type", "change_type_out_of_enum", "missing_severity", "duplicate_key",
-                "severity_out_of_enum", "malformed_yaml", "no_frontmatter")
+FIELD_CAUSES = ("missing_change_type", "change_type_out_of_enum", "missing_severity",
+                "severity_out_of_enum", "malformed_yaml", "no_frontmatter", "duplicate_key")
 
 
 def _round(tmp_path: Path, text: str | bytes) -> tuple[Path, Path]:
