@@ -304,6 +304,9 @@ def test_round_3_narrows_when_the_nn1_set_is_within_the_nn2_set(
     doc = task.sidecar(3)
     assert doc["narrowed"] is narrowed
     assert doc["scope_hint"] == (nn1.rstrip("\n") if narrowed else None)
+    ref = "HEAD~1" if narrowed else repo.base
+    assert doc["ref"] == ref
+    assert (task.round(3) / "round-03.diff").read_bytes() == repo.git_bytes("diff", ref, "--")
 
 
 def test_head_1_not_the_prior_anchor_broadens_with_the_reason(repo: Repo,

@@ -13,8 +13,11 @@ until every one has passed:
    is malformed (:func:`~qrspi_guard.rules.bookkeeping.scope_set`), and with
    ``QRSPI_SCOPE_TAGGER_ENABLED=true`` the NN-1 set missing or without tags: **1**;
 3. the base to diff against: ``--base-ref`` (unknown: **1**, named), else the first of
-   ``main``, ``trunk``, ``HEAD~1`` that names a commit (none: **1**); ``git diff`` itself
-   failing: **1**.
+   ``main``, ``trunk``, ``HEAD~1`` that names a commit (none: **1**); a narrowed round
+   (:mod:`~qrspi_guard.loop.narrowing`) diffs against ``HEAD~1`` instead, which the
+   decision has just checked is the prior round's anchor (this round's delta, as the
+   protocol's ref rule says; upstream's script diffs against the base either way);
+   ``git diff`` itself failing: **1**.
 
 Then, in this order: the commit anchor ``round-NN-commit.txt`` (per-task), the
 backward-loop flag consumed (a failed delete is reported and the run goes on, as the
@@ -45,6 +48,8 @@ from qrspi_guard.textsafe import one_line
 SIDECAR = ".round-prepare.json"
 #: bases tried, in order, when no --base-ref is given (upstream's fallback)
 FALLBACK_BASES = ("main", "trunk", "HEAD~1")
+#: a narrowed round's diff is against the prior round's commit (the protocol's ref rule)
+NARROW_REF = "HEAD~1"
 ANCHOR_CAP = 4096
 SCOPE_SET_CAP = 1024 * 1024
 _OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -224,8 +229,11 @@ class _Run:
             ref, sha = self.base()
             if args.round_no >= 3 and not backward:
                 head1 = self.commit("HEAD~1")
-            diff = self.diff(ref, sha)
         decision = decide(args.round_no, backward, prev1, prev2, anchor, head1)
+        if self.tree():
+            if decision.narrowed and head1 is not None:
+                ref, sha = NARROW_REF, head1  # this round's delta: HEAD~1 is the anchor
+            diff = self.diff(ref, sha)
         anchor_path = self.write_anchor() if args.per_task else None
         if backward:
             self.consume(flag)
