@@ -590,3 +590,14 @@ def test_the_flags_may_come_in_any_order_and_verify_is_accepted(repo: Repo,
     proc = prep(repo, "1", str(task.round(1)), "--verify", "--implementer-commit", repo.head,
                 "--base-ref", repo.base, "--worktree", str(repo.top), "--task-branch", "b")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_without_git_on_path_the_run_says_so_and_exits_1(repo: Repo, task: Task,
+                                                         tmp_path: Path) -> None:
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    proc = run_cli("prepare", "1", str(task.round(1)), "--base-ref", "main", cwd=repo.top,
+                   env={"PATH": str(empty)})
+    assert proc.returncode == 1
+    assert "git cannot be run" in one_line_error(proc)
+    assert list(task.round(1).iterdir()) == []
