@@ -68,3 +68,27 @@ def toplevel(cwd: str) -> str | None:
         return None
     top = os.fsdecode(got.stdout.rstrip(b"\n"))
     return top or None
+
+
+def inside_work_tree(cwd: str) -> bool | GitResult:
+    """True inside a git work tree; False outside any repository (or in a ``.git``
+    directory or a bare repository); git's failure otherwise (a repository git refuses,
+    such as one of dubious ownership, is not "outside": its failure is named)."""
+    got = run_git(["rev-parse", "--is-inside-work-tree"], cwd)
+    if got.ok:
+        return got.stdout.strip() == b"true"
+    if got.returncode == 128 and b"not a git repository" in got.stderr:
+        return False
+    return got
+
+
+def resolve_commit(ref: str, cwd: str) -> str | None | GitResult:
+    """The commit *ref* names (its full SHA); None when it names no commit (unknown,
+    or HEAD~1 of a root commit); git's failure otherwise. *ref* must not begin with
+    ``-`` (the callers refuse such values before any git runs)."""
+    got = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
+    if got.ok:
+        return os.fsdecode(got.stdout.strip()) or None
+    if got.returncode == 1 and not got.stderr.strip():
+        return None
+    return got
