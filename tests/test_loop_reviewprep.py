@@ -648,3 +648,36 @@ def test_an_unreadable_anchor_names_the_anchor(repo: Repo, tmp_path: Path) -> No
         anchor.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert got.returncode == 1
     assert "anchor-file-missing:" in one_error_line(got)
+
+
+def test_a_kill_between_the_diff_and_the_map_leaves_the_new_diff_and_the_old_map(
+        repo: Repo) -> None:
+    """The diff is renamed into place first, the map second: a kill in between leaves
+    the new diff beside the old map (and a hidden temp file); a rerun completes both."""
+    old_map = repo.put("reviews/design/round-01.absorption-map.tsv", "G1\tno-task\n")
+    got = run_cli("review-prep", "--step", "design", "--round", "01", "--artifact-dir",
+                  str(repo.top), "--base-ref", "main",
+                  env={"QRSPI_GUARD_WRITE_FAULT": "kill@rename:round-01.absorption-map.tsv",
+                       "HOME": str(repo.home)})
+    assert got.returncode == -9
+    assert (repo.reviews("design") / "round-01.diff").read_bytes() == \
+        repo.git("diff", "main", "--", "design.md")
+    assert old_map.read_text() == "G1\tno-task\n"
+    assert round1(repo, "design").returncode == 0
+    assert old_map.read_bytes() == b"G3\tCD-2\nG4\tno-task\nG9\tno-task\n"
+
+
+def test_an_artifact_dir_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    raw = os.fsdecode(b"run\xff")
+    repo.put(f"{raw}/goals.md", "# goals\n")
+    repo.commit("odd name")
+    repo.put(f"{raw}/goals.md", "# goals\nmore\n")
+    art = str(repo.top / raw)
+    got = prep(repo, "--step", "goals", "--round", "01", "--artifact-dir", art,
+               "--base-ref", "HEAD")
+    assert got.returncode == 0, got.stderr
+    assert (Path(art) / "reviews" / "goals" / "round-01.diff").is_file()
+    got = prep(repo, "--step", "goals", "--round", "02", "--artifact-dir", art)
+    assert got.returncode == 1
+    assert "run\\xff" in one_error_line(got)

@@ -69,8 +69,9 @@ _ROUND_RE = re.compile(r"[0-9]+")
 _SHOWN = 200
 
 
-def _shown(text: object) -> str:
-    return one_line(text if isinstance(text, str) else os.fsdecode(str(text)), _SHOWN)
+def _shown(text: str) -> str:
+    """Untrusted text (a path, a ref, an argument) as one bounded, escaped line."""
+    return one_line(text, _SHOWN)
 
 
 class ReviewPrepError(GuardError):
