@@ -62,11 +62,26 @@ def commit_anchor(data: bytes, per_task: bool = False) -> tuple[str | None, Prob
             return data[:40].decode("ascii"), Problem(said + "; round-prepare.sh still "
                                                       "reads it", 1, level="warning")
         return None, Problem(said + " (round-prepare.sh halts on it)", 1)
-    stripped = bytes(b for b in data if b not in b" \t\n\r\v\f")
-    if re.fullmatch(rb"[0-9a-f]{7,64}", stripped):
-        return stripped.decode("ascii"), Problem(said + "; review-prep.sh still reads it",
-                                                 1, level="warning")
+    loose = artifact_anchor_sha(data)
+    if loose is not None:
+        return loose, Problem(said + "; review-prep.sh still reads it", 1, level="warning")
     return None, Problem(said + " (review-prep.sh refuses it)", 1)
+
+
+#: what ``tr -d '[:space:]'`` removes in the C locale
+_ANCHOR_SPACE = b" \t\n\r\v\f"
+_ARTIFACT_SHA_RE = re.compile(rb"[0-9a-f]{7,64}")
+
+
+def artifact_anchor_sha(data: bytes) -> str | None:
+    """The SHA an artifact step's anchor names as `review-prep.sh` reads it (every
+    white-space byte removed, then 7 to 64 lowercase hex digits), or None. The one
+    definition of that shape: the anchor rule above and ``qrspi-guard review-prep``
+    both use it."""
+    stripped = data.translate(None, _ANCHOR_SPACE)
+    if _ARTIFACT_SHA_RE.fullmatch(stripped):
+        return stripped.decode("ascii")
+    return None
 
 
 # -- round-NN-scope-set.txt ------------------------------------------------------------
