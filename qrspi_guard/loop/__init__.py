@@ -1,12 +1,15 @@
 """The review loop's deterministic steps as drop-ins for upstream's scripts (loop.md).
 
-Each command owns one module here (no click; the command lines are in
+Each command owns its modules here (no click; the command lines are in
 :mod:`qrspi_guard.cli`):
 
 - ``fan-in ROUND_DIR``        (``scripts/verifier-fan-in.sh``)
 - ``await --round-dir DIR``   (``scripts/await-round.sh``)
-- ``prepare NN OUTPUT_DIR``   (``scripts/round-prepare.sh``)
-- ``review-prep --step S``    (``scripts/review-prep.sh``)
+- ``prepare NN OUTPUT_DIR``   (``scripts/round-prepare.sh``): :mod:`.prepare`, its
+  argument grammar :mod:`.prepare_args`, the narrowing decision :mod:`.narrowing`
+- ``review-prep --step S``    (``scripts/review-prep.sh``): :mod:`.reviewprep`, and the
+  design absorption map :mod:`.absorption`
+- :mod:`.git`: git run without a shell, its failures as data
 
 Common to all: outputs written old-or-new in a stated order, the per-round lock
 (:func:`qrspi_guard.engine.roundlock.round_lock` with a bounded wait), one named line per
