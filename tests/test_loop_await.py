@@ -473,3 +473,25 @@ def test_a_directory_outside_the_layout_gets_no_status_file(rd: Path) -> None:
     write_manifest(rd, [{"tag": "quality-claude", "mode": "first_party", "status": "dispatched"}])
     assert drain(rd).returncode == 0
     assert sorted(p.name for p in rd.parent.iterdir()) == ["round-01"]
+
+
+def test_a_dispatch_link_out_of_the_round_is_never_followed(rd: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.raw").write_text("NO_FINDINGS")
+    (rd / ".dispatch").rmdir()
+    (rd / ".dispatch").symlink_to(elsewhere)
+    write_manifest(rd, [{"tag": "x", "mode": "first_party", "status": "dispatched"},
+                        pending("y", "codex")])
+    proc = drain(rd)
+    assert proc.returncode == 1 and "cannot use .dispatch/: not a directory" in output(proc)
+    assert not (rd / "x.clean.md").exists()  # the capture behind the link is not read
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["x.raw"]
+    assert (rd / ".dispatch").is_symlink()
+
+
+def test_awaited_counts_every_pending_background_entry_as_upstream_does(rd: Path) -> None:
+    write_manifest(rd, [pending("../x", "codex"), pending("ok", "--bad"),
+                        {"tag": "fp", "mode": "first_party", "status": "dispatched"}])
+    drain(rd)
+    assert summary(rd)["awaited"] == 2

@@ -219,8 +219,12 @@ def await_round(round_dir: str, *, splitter: Splitter, timeout: float = DEFAULT_
     shown = one_line(round_dir, 200)
     held: int | None = None
 
+    said: list[bool] = []
+
     def waiting() -> None:
-        say(f"waiting for another run on {shown} to finish (at most {wait:g} s)")
+        if not said:  # once, whichever lock this run waits for
+            said.append(True)
+            say(f"waiting for another run on {shown} to finish (at most {wait:g} s)")
 
     try:
         while True:

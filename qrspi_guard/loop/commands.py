@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import signal
-import subprocess
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
+
+if TYPE_CHECKING:  # imported when a command runs: a drain with none starts faster
+    import subprocess
 
 #: bare program names a manifest may use without a path (upstream's allow-list)
 BARE_NAMES = frozenset({"codex"})
@@ -69,6 +71,8 @@ def _under(path: str, root: str) -> bool:
 
 def _which(name: str) -> str | None:
     """*name* on the absolute entries of PATH (a relative entry would mean the cwd)."""
+    import shutil
+
     entries = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
                if os.path.isabs(p)]
     found = shutil.which(name, path=os.pathsep.join(entries))
@@ -114,6 +118,8 @@ def check_command(text: object, kind: str, cwd: str, roots: Sequence[str],
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the command's process group, SIGKILL after a grace; reaps the leader."""
+    import subprocess
+
     for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
         try:
             os.killpg(proc.pid, sig)
@@ -141,6 +147,8 @@ def run_command(argv: Sequence[str], kind: str, cwd: str, timeout: float) -> Ran
     group. Past *timeout* seconds the group is killed: ``Ran`` names the timeout. If
     this process is interrupted meanwhile (a signal raising SystemExit, Ctrl-C), the
     group is killed before the interruption goes on."""
+    import subprocess
+
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

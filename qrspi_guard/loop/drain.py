@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 from collections.abc import Callable
 from typing import Any
 
 from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
-from qrspi_guard.output.files import write_atomic
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
 
@@ -207,6 +205,8 @@ def finish(round_dir: str, items: list[object], original: bytes, entries: list[E
            splitter: Splitter, notes: Notes) -> Report:
     """Settle every entry, then write: the manifest, ``.round-complete.json``, the
     removal of ``.dispatch/`` (only when every entry drained), the status file."""
+    awaited = sum(1 for e in entries if e.data is not None and e.data.get("mode") ==
+                  "background" and e.data.get("status") == "pending")
     dfd = _open_dispatch(round_dir, notes)
     try:
         for entry in entries:
@@ -219,7 +219,6 @@ def finish(round_dir: str, items: list[object], original: bytes, entries: list[E
             os.close(dfd)
     objects = [e.data for e in entries if e.data is not None]
     statuses = [str(d.get("status")) for d in objects]
-    awaited = sum(1 for e in entries if e.run)
     with_findings = statuses.count("complete-with-findings")
     clean = statuses.count("complete-clean") + statuses.count("complete")
     failed = len(entries) - with_findings - clean
@@ -260,8 +259,16 @@ def no_manifest(round_dir: str, notes: Notes) -> Report:
 
 
 def _write(round_dir: str, name: str, data: bytes, skip_if: bytes | None = None) -> None:
+    """*data* into the round's *name*, old-or-new; nothing is written when the file
+    already holds it (*skip_if*, else read here): a rerun changes nothing."""
+    from qrspi_guard.output.files import write_atomic
+    from qrspi_guard.parse.reader import read_bytes
+
+    if skip_if is None:
+        current = read_bytes(os.path.join(round_dir, name))
+        skip_if = current if isinstance(current, bytes) else None
     if data == skip_if:
-        return  # a rerun: the file already holds exactly this
+        return
     try:
         write_atomic(os.path.join(round_dir, name), data)
     except OSError as exc:
@@ -287,6 +294,8 @@ def _remove_dispatch(round_dir: str, notes: Notes) -> None:
     if not stat.S_ISDIR(st.st_mode):
         notes.add(f"{DISPATCH} is not a directory; left alone")
         return
+    import shutil
+
     try:
         shutil.rmtree(path)
     except OSError as exc:
