@@ -67,7 +67,8 @@ class ManifestError(InputError):
 
 
 class DrainBusy(GuardError):
-    """Another drain of the round kept running its commands past the wait."""
+    """The round cannot be drained now: another drain kept running its commands past
+    the wait, or the directory itself cannot be used."""
 
     exit_code = 1
 
@@ -213,7 +214,17 @@ def await_round(round_dir: str, *, splitter: Splitter, timeout: float = DEFAULT_
     exec root; *say* gets a line when this run waits for another. Raises
     :class:`~qrspi_guard.errors.GuardError` subclasses for what stops the drain."""
     _check_round_dir(round_dir)
-    wait = LOCK_WAIT if lock_wait is None else lock_wait
+    try:
+        return _drain(round_dir, splitter, timeout, toplevel, say,
+                      LOCK_WAIT if lock_wait is None else lock_wait)
+    except OSError as exc:  # the round directory itself unusable (permissions, I/O)
+        raise DrainBusy(f"cannot drain {one_line(round_dir, 200)}: "
+                        f"{exc.strerror or exc}") from None
+
+
+def _drain(round_dir: str, splitter: Splitter, timeout: float,
+           toplevel: Callable[[str], str | None] | None, say: Callable[[str], None],
+           wait: float) -> Report:
     notes = Notes()
     deadline = time.monotonic() + wait
     shown = one_line(round_dir, 200)
