@@ -495,3 +495,31 @@ def test_awaited_counts_every_pending_background_entry_as_upstream_does(rd: Path
                         {"tag": "fp", "mode": "first_party", "status": "dispatched"}])
     drain(rd)
     assert summary(rd)["awaited"] == 2
+
+
+def test_a_split_cmd_failing_after_a_complete_capture_is_rescued_by_the_fallback(
+        rd: Path, bin_dir: Path) -> None:
+    a = stub(bin_dir, "await.sh", f'printf "NO_FINDINGS" > "{rd}/.dispatch/q.raw"')
+    s = stub(bin_dir, "broken-split.sh", "exit 4")
+    write_manifest(rd, [pending("q", str(a), str(s))])
+    proc = drain(rd, roots=bin_dir)
+    assert proc.returncode == 0, output(proc)
+    assert statuses(rd) == ["complete-clean"] and (rd / "q.clean.md").exists()
+    assert "split_cmd failed (exit 4); the fallback split of its capture rescued it" \
+        in output(proc)
+
+
+def test_a_split_cmd_failing_with_no_capture_to_rescue_fails_its_entry(rd: Path,
+                                                                     bin_dir: Path) -> None:
+    a = stub(bin_dir, "await.sh", "exit 0")
+    s = stub(bin_dir, "broken-split.sh", "exit 4")
+    write_manifest(rd, [pending("q", str(a), str(s))])
+    proc = drain(rd, roots=bin_dir)
+    assert proc.returncode == 1 and "split_cmd failed (exit 4); marked failed" in output(proc)
+
+
+def test_a_failed_await_cmd_is_never_rescued_in_the_same_run(rd: Path, bin_dir: Path) -> None:
+    a = stub(bin_dir, "await.sh", f'printf "NO_FINDINGS" > "{rd}/.dispatch/q.raw"; exit 2')
+    write_manifest(rd, [pending("q", str(a))])
+    assert drain(rd, roots=bin_dir).returncode == 1
+    assert statuses(rd) == ["failed"] and not (rd / "q.clean.md").exists()

@@ -202,6 +202,7 @@ def _run_entries(round_dir: str, entries: list[Entry], timeout: float,
             ran = run_command(checked.argv, kind, cwd, timeout)
             if not ran.ok:
                 entry.failure = ran.failure
+                entry.rescuable = kind == "split_cmd"  # its capture is complete
                 break
 
 

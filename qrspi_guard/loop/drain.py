@@ -5,8 +5,10 @@ An entry's status follows what stands in the round for its tag (its finding file
 clean sentinel), as upstream's script decides it, with two rules of the newest suites:
 a tag with no finding files whose raw capture ``.dispatch/<tag>.raw`` exists is split
 first (the fallback, ``split``'s own core, passed in as a :data:`Splitter`), and an entry
-the manifest already marks ``failed`` stays failed unless that fallback rescues it. A
-command that failed in this run is final (a capture it left may be partial).
+the manifest already marks ``failed`` stays failed unless that fallback rescues it. In
+this run, a refused command and a failed ``await_cmd`` are final (a capture it left may
+be partial); a ``split_cmd`` that fails after its ``await_cmd`` succeeded may be rescued
+by the fallback, as a ``split_cmd`` that wrote nothing is.
 
 Output is bounded (:class:`Notes`): upstream's suites allow 2 KiB of stdout and stderr
 together, and nothing read from a capture or a finding is ever in it -- only tags
@@ -64,6 +66,8 @@ class Entry:
     tag: str | None
     run: bool
     failure: str | None = None
+    #: the failure is a split_cmd's after a complete capture: the fallback may rescue it
+    rescuable: bool = False
 
 
 @record
@@ -145,38 +149,53 @@ def _kinds(round_dir: str, tag: str) -> tuple[bool, bool]:
     return findings, clean
 
 
+def _fallback(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
+              notes: Notes, label: str) -> bool | None:
+    """The stdout fallback for a tag with no finding files: True when its capture was
+    split, None when there is none to split, False when it failed (said)."""
+    assert entry.tag is not None
+    findings, _ = _kinds(round_dir, entry.tag)
+    if findings or dfd is None:
+        return None
+    raw = f"{entry.tag}.raw"
+    data = _read_capture(dfd, raw)
+    if data is None:
+        return None
+    if isinstance(data, str):
+        notes.add(f"{label}: {DISPATCH}/{raw} {data}; marked failed")
+        return False
+    made = splitter(data, round_dir, entry.tag)
+    if made.failure is not None:
+        notes.add(f"{label}: the fallback split of {DISPATCH}/{raw} failed: {made.failure}; "
+                  "marked failed")
+        return False
+    if made.causes:
+        notes.add(f"{label}: split {DISPATCH}/{raw} into {len(made.files)} file(s), kept as "
+                  f"written though not contract-valid: {', '.join(made.causes[:6])} (the "
+                  "round's status names them)")
+    return True
+
+
 def _settle(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
             notes: Notes) -> str:
     """The entry's status after this drain (see the module docstring)."""
     assert entry.data is not None and entry.tag is not None
     label = f"entry {entry.index} ({entry.tag})"
-    if entry.failure is not None:
+    if entry.failure is not None and not entry.rescuable:
         notes.add(f"{label}: {entry.failure}; marked failed")
         return "failed"
-    tag = entry.tag
-    findings, clean = _kinds(round_dir, tag)
-    rescued = False
-    if not findings and dfd is not None:
-        raw = f"{tag}.raw"
-        data = _read_capture(dfd, raw)
-        if isinstance(data, str):
-            notes.add(f"{label}: {DISPATCH}/{raw} {data}; marked failed")
+    split = _fallback(entry, round_dir, dfd, splitter, notes, label)
+    if split is False:
+        return "failed"
+    if entry.failure is not None:  # split_cmd failed after a complete capture
+        if not split:
+            notes.add(f"{label}: {entry.failure}; marked failed")
             return "failed"
-        if data is not None:
-            made = splitter(data, round_dir, tag)
-            if made.failure is not None:
-                notes.add(f"{label}: the fallback split of {DISPATCH}/{raw} failed: "
-                          f"{made.failure}; marked failed")
-                return "failed"
-            if made.causes:
-                notes.add(f"{label}: split {DISPATCH}/{raw} into {len(made.files)} file(s), "
-                          f"kept as written though not contract-valid: "
-                          f"{', '.join(made.causes[:6])} (the round's status names them)")
-            findings, clean = _kinds(round_dir, tag)
-            rescued = True
-    if entry.data.get("status") == "failed" and not rescued:
+        notes.add(f"{label}: {entry.failure}; the fallback split of its capture rescued it")
+    elif entry.data.get("status") == "failed" and not split:
         notes.add(f"{label}: marked failed in the manifest and no raw capture rescues it")
         return "failed"
+    findings, clean = _kinds(round_dir, entry.tag)
     if findings:
         return "complete-with-findings"
     if clean:
