@@ -157,6 +157,7 @@ def test_two_drains_of_one_round_run_the_commands_once(rd: Path, tmp_path: Path,
     assert first.returncode == 0 and second.returncode == 0, err2
     assert (tmp_path / "runs").read_text() == "ran\n"  # the commands ran once
     assert b"drained 1 background" in out1 and b"drained 0 background" in out2
+    assert len(line + err2 + out2) < 2048
 
 
 def test_a_second_drain_gives_up_after_the_wait_naming_the_lock(

@@ -228,7 +228,7 @@ def _drain(round_dir: str, splitter: Splitter, timeout: float,
            wait: float) -> Report:
     notes = Notes()
     deadline = time.monotonic() + wait
-    shown = one_line(round_dir, 200)
+    shown = one_line(round_dir, 120)  # the wait's line stays within the output bound
     held: int | None = None
 
     said: list[bool] = []

@@ -31,8 +31,9 @@ from qrspi_guard.textsafe import one_line
 MANIFEST = ".dispatch-manifest.json"
 COMPLETE = ".round-complete.json"
 DISPATCH = ".dispatch"
-#: the most bytes of stdout and stderr together (upstream's suites pin 2048)
-OUTPUT_BUDGET = 1900
+#: the most bytes of the report (summary and problems); upstream's suites pin 2048 for
+#: stdout and stderr together, which leaves room for one line saying this run waited
+OUTPUT_BUDGET = 1750
 #: the most of a raw capture read (split's own input cap)
 CAPTURE_CAP = 16 * 1024 * 1024
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
@@ -92,7 +93,7 @@ class Notes:
         self.items.append(f"qrspi-guard await: {one_line(text, self.LINE)}")
 
     def bounded(self, summary: str) -> list[str]:
-        budget = OUTPUT_BUDGET - len(summary.encode()) - 1 - 40  # room for "N more"
+        budget = OUTPUT_BUDGET - len(summary.encode()) - 1 - 80  # room for "N more"
         out: list[str] = []
         used = 0
         for i, line in enumerate(self.items):
