@@ -523,3 +523,22 @@ def test_a_failed_await_cmd_is_never_rescued_in_the_same_run(rd: Path, bin_dir: 
     write_manifest(rd, [pending("q", str(a))])
     assert drain(rd, roots=bin_dir).returncode == 1
     assert statuses(rd) == ["failed"] and not (rd / "q.clean.md").exists()
+
+
+def test_a_round_path_that_is_not_utf8_is_escaped_never_a_traceback(tmp_path: Path) -> None:
+    parent = os.path.join(os.fsencode(tmp_path), b"run-\xff")
+    rd = os.path.join(parent, b"round-01")
+    os.makedirs(os.path.join(rd, b".dispatch"))
+    with open(os.path.join(rd, b".dispatch-manifest.json"), "w") as fh:
+        fh.write('[{"tag": "../x"}, {"tag": "q", "mode": "first_party"}]')
+    proc = run_main("await", "--round-dir", rd)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert b"\xff" not in proc.stderr + proc.stdout
+    assert os.path.exists(os.path.join(rd, b".round-complete.json"))
+
+
+def test_the_default_timeout_is_an_hour() -> None:
+    from qrspi_guard.loop.awaiting import DEFAULT_TIMEOUT
+
+    assert DEFAULT_TIMEOUT == 3600
+    assert b"default 3600" in b" ".join(run_main("await", "--help").stdout.split())
