@@ -22,7 +22,7 @@ from qrspi_guard.split.io import execute
 from qrspi_guard.split.plan import SplitPlan, earlier_output, plan_split
 from qrspi_guard.split.recover import recover
 from qrspi_guard.split.source import read_input
-from qrspi_guard.split.target import target_of
+from qrspi_guard.split.target import Target, target_of
 from qrspi_guard.textsafe import one_line
 
 
@@ -59,14 +59,32 @@ def run_split(stdout_path: str, round_dir: str, tag: str, *, replace: bool = Fal
 
     try:
         with round_lock(round_dir, on_wait=waiting):
-            for line in recover(round_dir, fault):
-                say(f"{shown}: {line}")
-            names = os.listdir(round_dir)
-            fault("listed", "")
-            existing = {n: _existing_bytes(round_dir, n) for n in earlier_output(tag, names)}
-            plan = plan_split(data, target, tag, names, replace=replace,
-                              reject_invalid=reject_invalid, existing_data=existing)
-            warnings = execute(plan, fault) if plan.writes else []
-    except OSError as exc:  # opening or listing the round directory
+            return split_held(data, round_dir, tag, target, replace=replace,
+                              reject_invalid=reject_invalid, say=say, fault=fault)
+    except OSError as exc:  # opening the round directory
+        raise SplitInputError(f"cannot use ROUND_DIR {shown}: {exc.strerror or exc}") from exc
+
+
+def split_held(data: bytes, round_dir: str, tag: str, target: Target | None = None, *,
+               replace: bool = False, reject_invalid: bool = False,
+               say: Callable[[str], None] = lambda line: None,
+               fault: Fault | None = None) -> Outcome:
+    """The part of a split done under the round's lock, for a caller that already holds
+    it (``await``'s fallback split of a raw capture): repair, list, plan, write. *tag*
+    must match the tag grammar; *target* defaults to ROUND_DIR's (which may raise
+    :class:`SplitUsageError`)."""
+    target = target or target_of(round_dir)
+    fault = fault or from_env()
+    shown = one_line(round_dir)
+    try:
+        for line in recover(round_dir, fault):
+            say(f"{shown}: {line}")
+        names = os.listdir(round_dir)
+        fault("listed", "")
+        existing = {n: _existing_bytes(round_dir, n) for n in earlier_output(tag, names)}
+        plan = plan_split(data, target, tag, names, replace=replace,
+                          reject_invalid=reject_invalid, existing_data=existing)
+        warnings = execute(plan, fault) if plan.writes else []
+    except OSError as exc:  # listing the round directory
         raise SplitInputError(f"cannot use ROUND_DIR {shown}: {exc.strerror or exc}") from exc
     return Outcome(plan, warnings)
