@@ -4,7 +4,9 @@ Each command owns its modules here (no click; the command lines are in
 :mod:`qrspi_guard.cli`):
 
 - ``fan-in ROUND_DIR``        (``scripts/verifier-fan-in.sh``)
-- ``await --round-dir DIR``   (``scripts/await-round.sh``)
+- ``await --round-dir DIR``   (``scripts/await-round.sh``): :mod:`.awaiting`, the
+  commands run without a shell under exec roots :mod:`.commands`, the settling and
+  writing of each entry :mod:`.drain`
 - ``prepare NN OUTPUT_DIR``   (``scripts/round-prepare.sh``): :mod:`.prepare`, its
   argument grammar :mod:`.prepare_args`, the narrowing decision :mod:`.narrowing`
 - ``review-prep --step S``    (``scripts/review-prep.sh``): :mod:`.reviewprep`, and the
