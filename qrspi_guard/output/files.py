@@ -9,13 +9,15 @@
   written directly.
 - :func:`append_summary`: ``$GITHUB_STEP_SUMMARY``: appended, and cut back to its old
   length when the append fails, so the file holds the old content or the new.
+- :func:`remove_file`: a file that must go before its partner is rewritten (``fan-in``
+  removes a stale kept list before it writes a halting audit).
 
 A failure raises :class:`~qrspi_guard.errors.OutputError` (its one line names the file
 and the reason). EINTR is retried.
 
 The fault seam, for tests: every disk step calls :func:`fault` first, and end-to-end
 tests set ``QRSPI_GUARD_WRITE_FAULT=ACTION@STEP[:NAME]`` for the console script (steps
-``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``; NAME a target's
+``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``, ``unlink``; NAME a target's
 base name; ACTION ``kill``, ``enospc``, ``erofs``, ``eacces``, ``eintr``, ``eio``; the
 fault fires once, at the first matching step).
 """
@@ -180,6 +182,14 @@ def append_summary(path: str, text: str) -> None:
             raise _failure(path, exc, "append to") from None
     finally:
         os.close(fd)
+
+
+def remove_file(path: str) -> None:
+    """Remove *path* if it is there (a missing file is fine). Raises OSError."""
+    try:
+        _retrying("unlink", path, lambda: os.unlink(path))
+    except FileNotFoundError:
+        return
 
 
 def size_of(path: str) -> int:
