@@ -56,7 +56,8 @@ def judged(judge: Judge, round_dir: str) -> tuple[list[Diagnostic], bool]:
     from qrspi_guard.output.status import status_path
 
     result = judge.round(round_dir)
-    if result is not None and status_path(result) is not None:
+    if (result is not None and result.ref.artifact_dir is not None
+            and status_path(result) is not None):
         return result.all_diagnostics, True
     diags = result.all_diagnostics if result is not None else \
         judge.paths([round_dir]).diagnostics
@@ -106,7 +107,7 @@ def fan_in(round_dir: str, halt_on: HaltOn = "all",
         outcome = Outcome(plan, write_outputs(plan))
         if in_layout:
             after = judge.round(round_dir)
-            if after is not None:
+            if after is not None:  # (in the layout, it is a round)
                 try:
                     outcome.status_file = write_status(after)
                 except OSError as exc:
