@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -81,4 +82,21 @@ def fan_in(halt_on: str, args: tuple[str, ...]) -> None:
             _say(f"  ... and {len(plan.halts) - MAX_LINES} more halts (audit: halts)")
     if outcome.error is not None:
         _say(f"error: {outcome.error}")
-    sys.exit(1 if plan.halted else 2 if outcome.error is not None else 0)
+    _exit(1 if plan.halted else 2 if outcome.error is not None else 0)
+
+
+def _exit(code: int) -> NoReturn:
+    """Exit with *code*; from the console script without the interpreter's teardown
+    once stderr is flushed, as ``check`` does (``qrspi_guard.cli.check._exit``, not
+    imported: that module costs this command's start-up more than it saves)."""
+    if (os.path.basename(sys.argv[0]).startswith("qrspi-guard")
+            and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__
+            and not os.environ.get("QRSPI_GUARD_NO_FAST_EXIT")):
+        try:
+            sys.stdout.flush()  # type: ignore[union-attr]
+            sys.stderr.flush()  # type: ignore[union-attr]
+        except (OSError, ValueError, AttributeError):
+            pass  # a closed stream: let main() report it
+        else:
+            os._exit(code)
+    sys.exit(code)

@@ -28,7 +28,6 @@ import errno
 import os
 import signal
 import stat
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
@@ -97,8 +96,7 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except OSError:
             mode = _default_mode()
-    fd, tmp = _retrying("create", path, lambda: tempfile.mkstemp(
-        prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=directory))
+    fd, tmp = _retrying("create", path, lambda: _create_temp(directory))
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), mode)
@@ -119,6 +117,23 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
     except OSError:
         return
     sync_dir(directory)
+
+
+_TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+def _create_temp(directory: str) -> tuple[int, str]:
+    """A new hidden temp file in *directory*, mode 0600, its name unique to this run
+    (what ``tempfile.mkstemp`` does, without importing tempfile, which costs the loop
+    commands' start-up a few milliseconds: shutil, bz2, lzma, random)."""
+    for _ in range(100):
+        name = os.path.join(directory, f"{TEMP_PREFIX}{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", directory)
 
 
 def sync_dir(directory: str) -> None:
