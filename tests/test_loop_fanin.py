@@ -380,3 +380,12 @@ def test_a_run_with_no_findings_is_clean(run: Run) -> None:
     run.clean("design", 1, Q), run.clean("design", 1, S)
     assert fan_in(d) == (0, "")
     assert (d / AUDIT).read_text() == audit_json(0, 0, 0) and (d / KEPT).read_bytes() == b""
+
+
+def test_a_directory_above_rounds_counts_only_what_it_holds_itself(tmp_path: Path) -> None:
+    d = valid(tmp_path, [(Q, 1, "correctness", None)])  # a halting round below
+    step = d.parent
+    assert fan_in(step) == (0, "")
+    assert (step / AUDIT).read_text() == audit_json(0, 0, 0)
+    empty = bare(tmp_path, "scratch")
+    assert fan_in(empty) == (0, "") and (empty / KEPT).read_bytes() == b""

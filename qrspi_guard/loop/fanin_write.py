@@ -59,8 +59,13 @@ def judged(judge: Judge, round_dir: str) -> tuple[list[Diagnostic], bool]:
     if (result is not None and result.ref.artifact_dir is not None
             and status_path(result) is not None):
         return result.all_diagnostics, True
-    diags = result.all_diagnostics if result is not None else \
-        judge.paths([round_dir]).diagnostics
+    if result is not None:
+        diags = result.all_diagnostics
+    else:  # a directory not named round-NN: judged as check judges it, as a pseudo-round
+        # when it holds reviewer output; rounds below it are not this fan-in's business
+        real = os.path.realpath(round_dir)
+        diags = [d for r in judge.paths([round_dir]).rounds
+                 if os.path.realpath(r.ref.round_dir) == real for d in r.all_diagnostics]
     return [d for d in diags if d.cause not in RUN_ONLY_CAUSES], False
 
 
