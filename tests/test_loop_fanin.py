@@ -389,3 +389,26 @@ def test_a_directory_above_rounds_counts_only_what_it_holds_itself(tmp_path: Pat
     assert (step / AUDIT).read_text() == audit_json(0, 0, 0)
     empty = bare(tmp_path, "scratch")
     assert fan_in(empty) == (0, "") and (empty / KEPT).read_bytes() == b""
+
+
+def test_an_unreadable_finding_is_one_halt_under_upstreams_name(tmp_path: Path) -> None:
+    d = valid(tmp_path, [(Q, 1, "correctness", 90)])
+    os.unlink(d / name(Q, 1))
+    os.mkfifo(d / name(Q, 1))
+    assert "unreadable_file" in {x.cause for x in check(d).diagnostics}
+    code, err = fan_in(d)
+    assert code == 1 and "cannot read finding file: " in err
+    assert halts(d) == [(f"{Q}.finding-F01", "finding_unreadable")]
+
+
+def test_stderr_stays_bounded_however_many_errors_a_round_has(tmp_path: Path) -> None:
+    d = bare(tmp_path)
+    for n in range(1, 40):
+        qc(d, n)
+    code, err = fan_in("--halt-on", "upstream", d)
+    assert code == 0
+    errors = audit(d)["guard_errors"]
+    assert isinstance(errors, list) and len(errors) > 40
+    assert err.count("\n") == 11 and "more guard errors" in err
+    code, err = fan_in(d)
+    assert code == 1 and err.count("\n") == 12 and "more halts" in err

@@ -121,6 +121,7 @@ def test_the_wait_for_the_lock_is_bounded_and_names_the_lock(
     from qrspi_guard.loop import fanin_write
 
     d = fanin_round(new_run(tmp_path), "design", 1, [(Q, 1, "correctness", 90)])
+    assert 1 <= fanin_write.LOOP_LOCK_WAIT <= 60  # loop.md: at least a second, at most a minute
     monkeypatch.setattr(fanin_write, "LOOP_LOCK_WAIT", 0.05)
     with round_lock(str(d)):
         proc = run_main("fan-in", str(d))
