@@ -388,10 +388,10 @@ def test_events_file_left_torn_by_a_killed_run_is_said_and_continued_on_a_new_li
 # -- a kill at each step of a status write ---------------------------------------------
 
 KILLER = textwrap.dedent("""
-    import os, sys, tempfile
-    from qrspi_guard.output import status
+    import os, sys
+    from qrspi_guard.output import files, status
     path, step = sys.argv[1], sys.argv[2]
-    real_fsync, real_replace, real_mkstemp = os.fsync, os.replace, tempfile.mkstemp
+    real_fsync, real_replace, real_mkstemp = os.fsync, os.replace, files._create_temp
 
     def die():
         os._exit(9)
@@ -417,7 +417,7 @@ KILLER = textwrap.dedent("""
         if step == "after_rename":
             die()
 
-    tempfile.mkstemp, os.fsync, os.replace = mkstemp, fsync, replace
+    files._create_temp, os.fsync, os.replace = mkstemp, fsync, replace
     status.write_atomic(path, b'{"schema": "qrspi-guard/round-status/1", "status": "halt"}\\n')
     os._exit(0)
 """)

@@ -9,13 +9,15 @@
   written directly.
 - :func:`append_summary`: ``$GITHUB_STEP_SUMMARY``: appended, and cut back to its old
   length when the append fails, so the file holds the old content or the new.
+- :func:`remove_file`: a file that must go before its partner is rewritten (``fan-in``
+  removes a stale kept list before it writes a halting audit).
 
 A failure raises :class:`~qrspi_guard.errors.OutputError` (its one line names the file
 and the reason). EINTR is retried.
 
 The fault seam, for tests: every disk step calls :func:`fault` first, and end-to-end
 tests set ``QRSPI_GUARD_WRITE_FAULT=ACTION@STEP[:NAME]`` for the console script (steps
-``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``; NAME a target's
+``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``, ``unlink``; NAME a target's
 base name; ACTION ``kill``, ``enospc``, ``erofs``, ``eacces``, ``eintr``, ``eio``; the
 fault fires once, at the first matching step).
 """
@@ -26,7 +28,6 @@ import errno
 import os
 import signal
 import stat
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
@@ -95,8 +96,7 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except OSError:
             mode = _default_mode()
-    fd, tmp = _retrying("create", path, lambda: tempfile.mkstemp(
-        prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=directory))
+    fd, tmp = _retrying("create", path, lambda: _create_temp(directory))
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), mode)
@@ -117,6 +117,23 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
     except OSError:
         return
     sync_dir(directory)
+
+
+_TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+def _create_temp(directory: str) -> tuple[int, str]:
+    """A new hidden temp file in *directory*, mode 0600, its name unique to this run
+    (what ``tempfile.mkstemp`` does, without importing tempfile, which costs the loop
+    commands' start-up a few milliseconds: shutil, bz2, lzma, random)."""
+    for _ in range(100):
+        name = os.path.join(directory, f"{TEMP_PREFIX}{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", directory)
 
 
 def sync_dir(directory: str) -> None:
@@ -180,6 +197,14 @@ def append_summary(path: str, text: str) -> None:
             raise _failure(path, exc, "append to") from None
     finally:
         os.close(fd)
+
+
+def remove_file(path: str) -> None:
+    """Remove *path* if it is there (a missing file is fine). Raises OSError."""
+    try:
+        _retrying("unlink", path, lambda: os.unlink(path))
+    except FileNotFoundError:
+        return
 
 
 def size_of(path: str) -> int:

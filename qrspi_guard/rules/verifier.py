@@ -104,11 +104,14 @@ class GlobFinding:
 
 def fanin_recount(found: list[GlobFinding], sidecar_names: set[str],
                   sidecar_scores: dict[str, int], thresholds: Thresholds,
-                  gen: Generation = FAN_IN) -> FanInRecount:
-    """``verifier-fan-in.sh``'s recount: every finding is scored; it halts on a missing
-    or out-of-enum change_type, a missing, wrong-extension or unreadable sidecar, or an
-    unreadable score; otherwise score 0 drops, scope and intent keep, and style,
-    clarity and correctness keep at or above their threshold."""
+                  gen: Generation = FAN_IN,
+                  unreadable_sidecars: frozenset[str] = frozenset()) -> FanInRecount:
+    """``verifier-fan-in.sh``'s recount: every finding is scored; it halts on an
+    unreadable finding, a missing or out-of-enum change_type, a missing,
+    wrong-extension or unreadable sidecar (*unreadable_sidecars*: names that could not
+    be read), or an unreadable score; otherwise score 0 drops, scope and intent keep,
+    and style, clarity and correctness keep at or above their threshold. ``check``'s
+    recount and ``fan-in`` (:mod:`qrspi_guard.loop.fanin`) both count through here."""
     out = FanInRecount()
     enum = gen.contract.change_types
     suffix = gen.sidecar.suffix
@@ -128,6 +131,9 @@ def fanin_recount(found: list[GlobFinding], sidecar_names: set[str],
         if right not in sidecar_names:
             other = any(n.startswith(stem + ".score.") for n in sidecar_names)
             out.halted.append((f.name, "sidecar_wrong_extension" if other else "missing_sidecar"))
+            continue
+        if right in unreadable_sidecars:
+            out.halted.append((f.name, "sidecar_unreadable"))
             continue
         score = sidecar_scores.get(right)
         if score is None:
