@@ -3,7 +3,8 @@
 Each command owns its modules here (no click; the command lines are in
 :mod:`qrspi_guard.cli`):
 
-- ``fan-in ROUND_DIR``        (``scripts/verifier-fan-in.sh``)
+- ``fan-in ROUND_DIR``        (``scripts/verifier-fan-in.sh``): the pure count and
+  audit :mod:`.fanin`, its lock, judge and ordered writes :mod:`.fanin_write`
 - ``await --round-dir DIR``   (``scripts/await-round.sh``): :mod:`.awaiting`, the
   commands run without a shell under exec roots :mod:`.commands`, the settling and
   writing of each entry :mod:`.drain`
