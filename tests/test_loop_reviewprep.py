@@ -280,6 +280,13 @@ def test_an_unknown_base_ref_is_review_prep_git_failed_not_an_empty_diff(repo: R
     assert not (repo.top / "reviews").exists()
 
 
+def test_a_named_failure_line_starts_with_the_diagnostic_as_upstreams_does(
+        repo: Repo) -> None:
+    got = prep(repo, "--step", "goals", "--round", "01", "--artifact-dir", "{D}",
+               "--base-ref", "no-such-branch")
+    assert one_error_line(got).startswith("review-prep-git-failed: ")
+
+
 def test_an_unknown_well_formed_anchor_is_git_failed_not_narrow_round_empty_diff(
         repo: Repo) -> None:
     repo.anchor("goals", 1, "0123456789abcdef0123456789abcdef01234567\n")

@@ -5,7 +5,9 @@ The arguments are upstream's and are parsed by
 :func:`qrspi_guard.loop.reviewprep.parse_arguments`, not by click: a bad argument is
 exit 1 with one line naming it, as upstream's script does (click's usage errors are
 exit 2). Failures are :class:`~qrspi_guard.loop.reviewprep.ReviewPrepError` (exit 1),
-printed by :func:`qrspi_guard.cli.main`. Success prints nothing, like upstream.
+printed as upstream prints them: one line that starts with the diagnostic's name
+(``review-prep-git-failed: ...``), so a consumer anchored on ``^name:`` still matches.
+Success prints nothing, like upstream.
 """
 
 from __future__ import annotations
@@ -42,4 +44,12 @@ def review_prep(args: tuple[str, ...]) -> None:
     except HelpRequested:
         click.echo(_HELP.rstrip("\n"))
         return
-    core.review_prep(request)
+    try:
+        core.review_prep(request)
+    except core.ReviewPrepError as exc:
+        import sys
+
+        from qrspi_guard.textsafe import one_line
+
+        click.echo(one_line(str(exc)), err=True)
+        sys.exit(exc.exit_code)
