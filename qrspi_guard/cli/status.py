@@ -52,7 +52,7 @@ def judge_overview(ctx: click.Context, paths: tuple[str, ...], kw: dict[str, Any
 @click.option("--no-color", is_flag=True, help="Same as --color never.")
 @judging_options
 @click.pass_context
-def status(ctx: click.Context, paths: tuple[str, ...], fmt: str, ascii_only: bool,
+def status(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, ascii_only: bool,
            color_choice: str, no_color: bool, **kw: Any) -> None:
     """Show where every run under PATH (default: .) is: the grid of steps and rounds,
     each step's current round reviewer by reviewer, every halt with its fix, and the

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from qrspi_guard.contract.generations import CONTRACT
 from qrspi_guard.records import field, record
+
+CHANGE_TYPES = frozenset(CONTRACT.change_types)
 
 #: the version of the ``status --format json`` document
 VERSION = 1
@@ -69,7 +72,7 @@ class RoundView:
     reviewers: list[ReviewerView] = field(default_factory=list)
     findings: list[FindingView] = field(default_factory=list)
     halts: list[HaltView] = field(default_factory=list)
-    #: how many halts came from watch's quiet time (a reviewer silent past --settle)
+    #: watch: the quiet time (--settle seconds) that completed the round, when it did
     quiet: float | None = None
 
     @property
@@ -85,9 +88,10 @@ class RoundView:
         return sum(1 for f in self.findings if f.verdict == "dropped")
 
     def by_change_type(self) -> dict[str, int]:
+        """Findings per change_type (one not in the enum counts as "other")."""
         out: dict[str, int] = {}
         for f in self.findings:
-            key = f.change_type or "unknown"
+            key = f.change_type if f.change_type in CHANGE_TYPES else "other"
             out[key] = out.get(key, 0) + 1
         return dict(sorted(out.items()))
 
