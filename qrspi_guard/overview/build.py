@@ -61,7 +61,7 @@ def _row(rr: RoundResult) -> str:
     return base or (rr.ref.step or "?")
 
 
-def _run_path(rr: RoundResult) -> str:
+def run_path(rr: RoundResult) -> str:
     if rr.ref.artifact_dir is not None:
         return rr.ref.artifact_dir
     up = os.path.dirname(os.path.normpath(rr.ref.step_dir))
@@ -141,7 +141,7 @@ def assemble(views: Iterable[tuple[str, RoundView]]) -> list[RunView]:
 
 def overview(result: CheckResult, thresholds: Thresholds | None = None) -> Overview:
     """The overview of everything *result* judged."""
-    views = [(_run_path(rr), round_view(rr, thresholds)) for rr in result.rounds]
+    views = [(run_path(rr), round_view(rr, thresholds)) for rr in result.rounds]
     in_rounds = {id(d) for rr in result.rounds for d in rr.diagnostics}
     other = [halt_of(d) for d in result.diagnostics
              if d.level == "error" and id(d) not in in_rounds]
@@ -154,7 +154,7 @@ def live_overview(results: Iterable[tuple[RoundResult, float | None]],
     """The overview of the rounds ``watch`` keeps (each with its quiet time, if a
     quiet time completed it)."""
     rounds = list(results)
-    views = [(_run_path(rr), round_view(rr, thresholds, quiet)) for rr, quiet in rounds]
+    views = [(run_path(rr), round_view(rr, thresholds, quiet)) for rr, quiet in rounds]
     errors = sum(v.errors for _, v in views)
     warnings = sum(v.warnings for _, v in views)
     return Overview(assemble(views), [], sum(rr.files for rr, _ in rounds), errors, warnings)

@@ -287,6 +287,8 @@ class RoundOutput:
     last_shown: tuple[str, tuple[str, ...]] | None = None  #: (status, halts) last printed
     writes: int = 0
     unwritten: dict[str, Any] | None = None  #: the document still to write (a write failed)
+    #: the quiet time (--settle) that completed the round, when nothing else did
+    quiet: float | None = None
 
 
 def _halt_key(d: dict[str, Any]) -> str:
@@ -405,7 +407,7 @@ class Publisher:
         event["round_dir"] = o.round_dir
         event["status_file"] = o.status_path
         line_json = json.dumps(event, ensure_ascii=True, separators=(",", ":"))
-        return line_json, text_line(o.round_dir, doc)
+        return line_json, text_line(o.round_dir, doc, o.quiet)
 
     def _fault(self, fault: str, o: RoundOutput, status: str | None, **extra: Any) -> None:
         line = {"schema": FAULT_SCHEMA, "fault": fault,
@@ -420,25 +422,45 @@ class Publisher:
             self._guarded(lambda: events.write(line))
 
 
-def text_line(round_dir: str, doc: dict[str, Any]) -> str:
-    """A status change as one line of text: time, status, round, first halt or awaiting."""
+#: an event line names each halt with its message up to this many halts; past it, the
+#: rest are named by cause and count
+NAMED_HALTS = 20
+#: causes a quiet time can bring: a reviewer that had not written when --settle ran out
+QUIET_CAUSES = frozenset({"expected_tag_no_output"})
+
+
+def text_line(round_dir: str, doc: dict[str, Any], quiet: float | None = None) -> str:
+    """A status change as one line of text: time, status, round, and every halt (or what
+    the round awaits). A halt the quiet time brought (*quiet*: the --settle seconds
+    that completed the round) says so."""
     where = _display(round_dir)
     status = doc["status"]
     if status == "halt":
+        parts = []
         halts = doc["halts"]
-        first = halts[0]
-        at = first.get("file") or first.get("tag") or ""
-        if first.get("line"):
-            at += f":{first['line']}"
-        more = f" (+{len(halts) - 1} more)" if len(halts) > 1 else ""
-        detail = f": {first['cause']}" + (f" {at}" if at else "") + \
-            f": {first['message']}{more}"
+        for h in halts[:NAMED_HALTS]:
+            at = h.get("file") or h.get("tag") or ""
+            if h.get("line"):
+                at += f":{h['line']}"
+            part = f"{h['cause']}" + (f" {at}" if at else "") + \
+                f": {one_line(h['message'], 160)}"
+            if quiet is not None and h["cause"] in QUIET_CAUSES:
+                part += f" (quiet time: nothing written {quiet:g}s after the last change)"
+            parts.append(part)
+        rest: dict[str, int] = {}
+        for h in halts[NAMED_HALTS:]:
+            rest[h["cause"]] = rest.get(h["cause"], 0) + 1
+        if rest:
+            parts.append(f"and {len(halts) - NAMED_HALTS} more: " +
+                         ", ".join(f"{c} x{n}" for c, n in rest.items()))
+        detail = f" ({len(halts)} halts): " + "; ".join(parts) if len(halts) > 1 else \
+            ": " + parts[0]
     elif status == "pending":
         detail = f": awaiting {', '.join(doc['awaiting'])}" if doc["awaiting"] else ""
     else:
         detail = ""
     stamp = doc["checked_at"][11:19]
-    return one_line(f"{stamp} {status.upper():7} {where}{detail}", limit=400)
+    return one_line(f"{stamp} {status.upper():7} {where}{detail}")
 
 
 def _display(path: str) -> str:
