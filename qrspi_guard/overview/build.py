@@ -20,6 +20,7 @@ from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.overview import details
 from qrspi_guard.overview.model import (
+    FindingView,
     HaltView,
     Overview,
     ReviewerView,
@@ -111,8 +112,12 @@ def reviewers(rr: RoundResult) -> list[ReviewerView]:
 
 
 def round_view(rr: RoundResult, thresholds: Thresholds | None = None,
-               quiet: float | None = None) -> RoundView:
+               quiet: float | None = None,
+               found: list[FindingView] | None = None) -> RoundView:
+    """One judged round's view (*found*: its findings read already)."""
     diags = rr.diagnostics
+    if found is None:
+        found = details.findings(rr.ref.round_dir, rr.file_names, rr.protocol, thresholds)
     return RoundView(
         path=rr.ref.round_dir, step=_row(rr), round=rr.ref.round or 0, status=rr.status,
         protocol=rr.protocol,
@@ -121,7 +126,7 @@ def round_view(rr: RoundResult, thresholds: Thresholds | None = None,
         awaiting=[one_line(t) for t in rr.awaiting],
         expected_tags=[one_line(t) for t in rr.expected_tags],
         reviewers=reviewers(rr),
-        findings=details.findings(rr.ref.round_dir, rr.file_names, rr.protocol, thresholds),
+        findings=found,
         halts=[halt_of(d) for d in diags if d.level == "error"],
         quiet=quiet)
 
@@ -141,7 +146,13 @@ def assemble(views: Iterable[tuple[str, RoundView]]) -> list[RunView]:
 
 def overview(result: CheckResult, thresholds: Thresholds | None = None) -> Overview:
     """The overview of everything *result* judged."""
-    views = [(run_path(rr), round_view(rr, thresholds)) for rr in result.rounds]
+    unread = [rr for rr in result.rounds if rr.file_names and not rr.facts]
+    read = iter(details.every_round([(rr.ref.round_dir, rr.file_names, rr.protocol)
+                                     for rr in unread], thresholds))
+    found = [details.from_facts(rr.ref.round_dir, rr.facts, rr.protocol, thresholds)
+             if rr.facts or not rr.file_names else next(read) for rr in result.rounds]
+    views = [(run_path(rr), round_view(rr, thresholds, None, f))
+             for rr, f in zip(result.rounds, found, strict=True)]
     in_rounds = {id(d) for rr in result.rounds for d in rr.diagnostics}
     other = [halt_of(d) for d in result.diagnostics
              if d.level == "error" and id(d) not in in_rounds]
@@ -165,7 +176,9 @@ def judged(paths: Iterable[str], cli: CommandLine | None = None,
     """The overview of every round under *paths* (default ``.``), each path judged by
     the one judge under the configuration found from it (cli.md), as ``check`` judges."""
     from qrspi_guard.judge import Judge
+    from qrspi_guard.records import replace
 
+    base = replace(base or Overrides(), keep_facts=True)  # the findings, as judged
     total = Overview()
     for path in list(paths) or ["."]:
         judge = Judge.for_path(path, cli=cli, base=base)

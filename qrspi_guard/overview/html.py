@@ -63,21 +63,32 @@ def chart(step: StepView) -> dict[str, Any]:
             "base": HEIGHT + 18}
 
 
-def _env() -> Any:
-    import jinja2
+_ENV: Any = None
 
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(here), autoescape=True,
-                              trim_blocks=True, lstrip_blocks=True,
-                              undefined=jinja2.StrictUndefined)
+
+def _env() -> Any:
+    global _ENV
+    if _ENV is None:
+        import jinja2
+
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+        _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(here), autoescape=True,
+                                  trim_blocks=True, lstrip_blocks=True,
+                                  undefined=jinja2.StrictUndefined)
+    return _ENV
 
 
 def render(ov: Overview, output_dir: str, timestamp: str | None = None) -> str:
-    """The report for a file written in *output_dir* (links are relative to it)."""
+    """The report for a file written in *output_dir* (links are relative to it). The
+    rounds' sections are rendered by forked workers on a large tree (the same bytes
+    whatever their number)."""
+    import markupsafe
+
+    from qrspi_guard.engine.parallel import ordered_map
+
     base = os.path.abspath(output_dir)
-    ids: dict[int, str] = {}
-    for i, r in enumerate(ov.rounds()):
-        ids[id(r)] = f"round-{i + 1}"
+    rounds = ov.rounds()
+    ids = {id(r): f"round-{i + 1}" for i, r in enumerate(rounds)}
 
     def anchor(r: RoundView) -> str:
         return ids[id(r)]
@@ -85,7 +96,22 @@ def render(ov: Overview, output_dir: str, timestamp: str | None = None) -> str:
     def link(path: str) -> str:
         return _link(path, base)
 
-    used = sorted({ct for r in ov.rounds() for ct in r.by_change_type()})
-    return str(_env().get_template("report.html.j2").render(
-        ov=ov, rounds=ov.rounds(), halts=ov.halts(), anchor=anchor, link=link, chart=chart,
-        colours=COLOURS, legend=used, timestamp=timestamp))
+    def files(r: RoundView) -> list[tuple[Any, str]]:
+        """Each finding with its link (the round's relative path worked out once)."""
+        prefix = link(r.path) + "/"
+        return [(f, prefix + quote(f.name, safe="-_.~")) for f in r.findings]
+
+    env = _env()
+    section = env.get_template("round.html.j2")
+    page = env.get_template("report.html.j2")
+
+    def one(i: int) -> str:
+        r = rounds[i]
+        return str(section.render(r=r, anchor=anchor, link=link, files=files))
+
+    sections = [markupsafe.Markup(html) for html in  # rendered autoescaped above
+                ordered_map(one, len(rounds), lambda html: html, lambda i, html: html)]
+    used = sorted({ct for r in rounds for ct in r.by_change_type()})
+    return str(page.render(
+        ov=ov, rounds=rounds, halts=ov.halts(), anchor=anchor, link=link, chart=chart,
+        colours=COLOURS, legend=used, timestamp=timestamp, sections=sections))
