@@ -87,8 +87,9 @@ class Browser:
                 return got.get("result", {})  # type: ignore[no-any-return]
             self.events.append(got)
 
-    def wait_for(self, method: str) -> dict[str, Any]:
-        for e in self.events:
+    def wait_for(self, method: str, since: int = 0) -> dict[str, Any]:
+        """The first *method* event after the first *since* events (waiting for it)."""
+        for e in self.events[since:]:
             if e.get("method") == method:
                 return e
         while True:
@@ -98,8 +99,9 @@ class Browser:
                 return got
 
     def open(self, url: str) -> None:
+        mark = len(self.events)
         self.call("Page.navigate", session=True, url=url)
-        self.wait_for("Page.loadEventFired")
+        self.wait_for("Page.loadEventFired", since=mark)
 
     def evaluate(self, expression: str) -> Any:
         got = self.call("Runtime.evaluate", session=True, expression=expression,
