@@ -251,3 +251,27 @@ def test_status_is_in_the_command_table_with_an_example_in_its_help() -> None:
         proc = run_main(command, "--help")
         assert proc.returncode == 0 and b"Examples:" in proc.stdout
     assert sys.modules  # the help did not need a tree
+
+
+def test_hostile_file_and_step_names_are_escaped_in_every_view(run: Run, tmp_path: Path) -> None:
+    run.config()
+    run.clean("goals", 1, "quality-claude")
+    evil = "\x1b[31mred\x1b]0;title\x07"
+    step = run.root / "reviews" / f"step{evil}" / "round-01"
+    step.mkdir(parents=True)
+    (step / "quality-claude.clean.md").write_text(
+        "---\nreviewer: quality-claude\nround: 1\nfindings: 0\n---\n")
+    (run.root / "reviews/goals/round-01" / f"quality-claude.finding-F01{evil}.md").write_text(
+        "x\n")
+    (run.root / "reviews/goals/round-01").joinpath(os.fsdecode(b"bad\xff.md")).write_text("x\n")
+    for fmt in ("text", "markdown"):
+        proc = run_main("status", "--format", fmt, str(run.root), env={"NO_COLOR": "1"})
+        assert proc.returncode == 0
+        assert b"\x1b" not in proc.stdout and b"\x07" not in proc.stdout, fmt
+        assert b"\\x1b[31mred" in proc.stdout
+    out = tmp_path / "r.html"
+    assert run_main("report", str(run.root), "-o", str(out)).returncode == 0
+    html = out.read_bytes()
+    assert b"\x1b" not in html and b"\x07" not in html
+    html.decode("utf-8")  # valid UTF-8: an undecodable name is shown escaped
+    assert "%FF.md" in html.decode() or "bad\\xff.md" in html.decode()

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from qrspi_guard.overview.model import Overview, RoundView, StepView
+from qrspi_guard.textsafe import one_line
 
 #: chart colours per change_type (and the verifier's kept / dropped)
 COLOURS = {"style": "#8e7cc3", "clarity": "#3d85c6", "correctness": "#e69138",
@@ -26,7 +27,7 @@ BAR, GAP, HEIGHT = 18, 14, 120
 def _link(path: str, base: str) -> str:
     """*path* relative to the report's directory, as a URL path."""
     rel = os.path.relpath(os.path.abspath(path), base)
-    return quote(rel.replace(os.sep, "/"), safe="/-_.~")
+    return quote(os.fsencode(rel.replace(os.sep, "/")), safe="/-_.~")
 
 
 def chart(step: StepView) -> dict[str, Any]:
@@ -75,6 +76,7 @@ def _env() -> Any:
         _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(here), autoescape=True,
                                   trim_blocks=True, lstrip_blocks=True,
                                   undefined=jinja2.StrictUndefined)
+        _ENV.filters["line"] = one_line  # a path or name from disk: one escaped line
     return _ENV
 
 
@@ -99,7 +101,7 @@ def render(ov: Overview, output_dir: str, timestamp: str | None = None) -> str:
     def files(r: RoundView) -> list[tuple[Any, str]]:
         """Each finding with its link (the round's relative path worked out once)."""
         prefix = link(r.path) + "/"
-        return [(f, prefix + quote(f.name, safe="-_.~")) for f in r.findings]
+        return [(f, prefix + quote(os.fsencode(f.name), safe="-_.~")) for f in r.findings]
 
     env = _env()
     section = env.get_template("round.html.j2")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from qrspi_guard.overview.model import HaltView, Overview, ReviewerView, RoundView, RunView
 from qrspi_guard.records import record
+from qrspi_guard.textsafe import one_line
 
 _SGR = {"ok": "32", "pending": "33", "halt": "1;31", "dim": "2", "bold": "1"}
 
@@ -69,7 +70,7 @@ def grid(run: RunView, style: Style) -> list[str]:
     rows, colours = [], []
     for s in run.steps:
         by_round = {r.round: r for r in s.rounds}
-        row, colour = [s.name], [""]
+        row, colour = [one_line(s.name)], [""]
         for n in cols:
             r = by_round.get(n)
             row.append(f"{style.mark(r.status)} {cell(r)}" if r else "")
@@ -98,7 +99,7 @@ def current(run: RunView, style: Style) -> list[str]:
     out = []
     for s in run.steps:
         r = s.current
-        head = (f"{s.name} round {r.round:02d}: "
+        head = (f"{one_line(s.name)} round {r.round:02d}: "
                 f"{style.paint(style.mark(r.status) + ' ' + cell(r), r.status)}")
         if r.verified:
             head += f"; verifier kept {r.kept}, dropped {r.dropped}"
@@ -114,7 +115,7 @@ def current(run: RunView, style: Style) -> list[str]:
 def halt_lines(halts: Sequence[HaltView], style: Style, quiet: dict[str, float]) -> list[str]:
     out = []
     for h in halts:
-        where = h.path + (f":{h.line}" if h.line else "")
+        where = one_line(h.path) + (f":{h.line}" if h.line else "")
         note = ""
         settle = quiet.get(h.path)
         if settle is not None and h.cause == "expected_tag_no_output":
@@ -128,10 +129,10 @@ def halt_lines(halts: Sequence[HaltView], style: Style, quiet: dict[str, float])
 
 
 def convergence(run: RunView) -> list[str]:
-    width = max((len(s.name) for s in run.steps), default=0)
+    width = max((len(one_line(s.name)) for s in run.steps), default=0)
     out = []
     for s in run.steps:
-        line = f"{s.name.ljust(width)}  " + " ".join(str(n) for n in s.series())
+        line = f"{one_line(s.name).ljust(width)}  " + " ".join(str(n) for n in s.series())
         if any(r.verified for r in s.rounds):
             line += ("   kept " + " ".join(str(r.kept) for r in s.rounds)
                      + "  dropped " + " ".join(str(r.dropped) for r in s.rounds))
@@ -153,7 +154,7 @@ def render(ov: Overview, style: Style, events: Sequence[str] = ()) -> str:
                        f"{halted} round(s) halted", "bold")]
     quiet = {h.path: r.quiet for r in rounds if r.quiet is not None for h in r.halts}
     for run in ov.runs:
-        out += ["", style.paint(f"run {run.path}", "bold")]
+        out += ["", style.paint(f"run {one_line(run.path)}", "bold")]
         out += grid(run, style)
         out += ["", "current round of each step:"] + ["  " + x for x in current(run, style)]
         out += ["", "convergence (findings per round):"] + ["  " + x for x in convergence(run)]
