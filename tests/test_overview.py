@@ -192,7 +192,7 @@ def test_the_step_summary_holds_the_overview_then_every_diagnostic_all_inert(
     assert proc.returncode == 1
     text = summary.read_text()
     order = [text.index(s) for s in ("## qrspi-guard", "| step | round 01 |",
-                                     "#### Convergence", "### Halts", "### Every diagnostic")]
+                                     "### Halts", "### Convergence", "### Every diagnostic")]
     assert order == sorted(order)
     assert "Write `<tag>.clean.md`" in text or "fix" in text
     assert_inert(text)

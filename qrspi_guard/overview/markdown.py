@@ -70,12 +70,12 @@ def _convergence(run: RunView) -> Iterator[str]:
 
 
 def sections(ov: Overview) -> Iterator[tuple[str, list[str]]]:
-    """(what a part is called, its lines), in the order they are written."""
+    """(what a part is called, its lines), in the order they are written: each run's
+    grid and current rounds, the halts with their fixes, each run's convergence."""
     for run in ov.runs:
         yield "a run's grid", ["", f"### Run {code(run.path)}", "", *_grid(run)]
         yield "a run's current rounds", ["", "#### Current round of each step", "",
                                          *_current(run)]
-        yield "a run's convergence", ["", "#### Convergence", "", *_convergence(run)]
     halts = ov.halts()
     if halts:
         yield "the halts' heading", ["", f"### Halts ({len(halts)})", "",
@@ -85,6 +85,9 @@ def sections(ov: Overview) -> Iterator[tuple[str, list[str]]]:
             where = code(h.path + (f":{h.line}" if h.line else ""), cell=True)
             yield "halt", [_row([f"`{h.cause}`", where, code(h.message, cell=True),
                                  trusted(h.fix, cell=True)])]
+    for run in ov.runs:
+        yield "a run's convergence", ["", f"### Convergence of {code(run.path)}", "",
+                                      *_convergence(run)]
 
 
 def render(ov: Overview, limit: int | None = None, heading: bool = True) -> str:
