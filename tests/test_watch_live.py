@@ -158,3 +158,27 @@ def test_off_a_terminal_every_halt_is_named_and_a_quiet_time_halt_says_so(
         "nothing written 0.2s after the last change)" in line
     assert line.count("quiet time") == 1
     assert Path(round_dir).is_dir()
+
+
+def test_the_live_overview_marks_a_halt_the_quiet_time_brought(run: Run) -> None:
+    from qrspi_guard.judge import Judge
+    from qrspi_guard.overview.live import LiveView
+
+    run.config()
+    round_dir = run.round_dir("goals", 1)
+    (round_dir / "quality-claude.finding-F01.md").write_text(GOOD.format(n=1))
+    result = Judge.for_path(str(run.root)).round(str(round_dir))
+    assert result is not None and result.status == "halt"
+    read, write = os.pipe()
+    try:
+        live = LiveView(write, None, color=False)
+        live.update(result, quiet=2.0)
+        text = live.overview()
+        from qrspi_guard.overview.text import Style, render
+
+        drawn = render(text, Style())
+    finally:
+        os.close(read)
+        os.close(write)
+    assert "expected_tag_no_output" in drawn
+    assert "(quiet time: nothing written 2s after the last change)" in drawn
