@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -169,7 +169,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         write_output(output, machine)
     click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output)
+        _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output,
+                      overrides.thresholds)
     if write_status:
         _write_statuses(result)
     if fix_failures:
@@ -228,16 +229,25 @@ def _statistics(result: object, fmt: str, options: ReportOptions) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _step_summary(path: str, result: object, output: str | None) -> None:
-    """Append the Markdown table to ``$GITHUB_STEP_SUMMARY``, within what is left of
-    GitHub's 1 MiB. A failure is a warning: the gate's verdict does not depend on it."""
+def _step_summary(path: str, result: Any, output: str | None, thresholds: Any) -> None:
+    """Append the run overview (report.md) and the Markdown table of every diagnostic to
+    ``$GITHUB_STEP_SUMMARY``, within what is left of GitHub's 1 MiB (the overview gets
+    what the table leaves, at least half). A failure is a warning: the gate's verdict
+    does not depend on it."""
     from qrspi_guard.errors import OutputError
     from qrspi_guard.output.files import append_summary, size_of
     from qrspi_guard.output.github import SUMMARY_LIMIT, step_summary
+    from qrspi_guard.overview.build import overview
+    from qrspi_guard.overview.markdown import render as overview_markdown
 
     room = max(SUMMARY_LIMIT - size_of(path), 2048)
+    table = len(step_summary(result, room, output).encode())
+    sections = overview_markdown(overview(result, thresholds), room - min(table, room // 2),
+                                 heading=False)
+    sections = sections.split("\n", 2)[2] if sections.count("\n") >= 2 else ""
+    used = len(sections.encode()) + 64
     try:
-        append_summary(path, step_summary(result, room, output))
+        append_summary(path, step_summary(result, max(room - used, 2048), output, sections))
     except OutputError as exc:
         click.echo(f"qrspi-guard: warning: step summary: {exc}", err=True)
 

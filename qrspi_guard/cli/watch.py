@@ -13,6 +13,7 @@ import click
 from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
 
 if TYPE_CHECKING:
+    from qrspi_guard.overview.live import LiveView
     from qrspi_guard.watch.loop import Watcher
 
 #: the largest number of seconds any watch option accepts (about 11.6 days)
@@ -60,20 +61,25 @@ SECONDS = Seconds()
               show_default=True, help="One line per status change, as text or JSON.")
 @click.option("--events", "events_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append every status change to FILE as a JSON line.")
+@click.option("--no-live", is_flag=True,
+              help="On a terminal too, print event lines instead of the live overview.")
 @override_options
 @selection_options
 @click.option("--isolated", is_flag=True, help="Read no project configuration file.")
 @click.pass_context
 def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: bool,
-          fmt: str, events_file: str | None, step: str | None, second_reviewer: bool | None,
+          fmt: str, events_file: str | None, no_live: bool, step: str | None,
+          second_reviewer: bool | None,
           verifier: bool | None, require_sidecars: bool, expect: str | None,
           config_file: str | None, protocol: str, round_no: int | None,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
           isolated: bool) -> None:
     """Watch ROOT (default: .) and keep every round-NN-guard.json current.
 
-    Prints one line per change of a round's status; stops cleanly on SIGINT or SIGTERM
-    (exit 0). Exit 2 when ROOT is missing or disappears.
+    Prints one line per change of a round's status; on a terminal (text format) it
+    keeps the run overview current in place instead, the latest events below it, and
+    prints the final overview on exit (--no-live: the lines). Stops cleanly on SIGINT
+    or SIGTERM (exit 0). Exit 2 when ROOT is missing or disappears.
 
     \b
     Examples:
@@ -101,11 +107,26 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
     _occupy_closed_std_fds()
     stdout = LineSink("standard output", _stderr_line, fd=1)
     source = WatchdogSource(os.path.abspath(root), polling=polling)
+    live = None
+    if fmt == "text" and not no_live and os.isatty(1):
+        from qrspi_guard.cli.check import use_color
+        from qrspi_guard.overview.live import LiveView
+
+        live = LiveView(1, 2 if os.isatty(2) else None,
+                        use_color("auto", os.environ, True), overrides.thresholds)
     watcher = Watcher(root, overrides, source,
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
-                      out=stdout.write, err=_stderr_line, selection=settings.selection)
-    install_signal_handlers(watcher)
-    sys.exit(watcher.run())
+                      out=stdout.write if live is None else live.event,
+                      err=live.note if live is not None and live.err_fd else _stderr_line,
+                      selection=settings.selection,
+                      on_result=live.update if live is not None else None)
+    if live is not None:
+        live.alive = watcher.rounds.keys
+    install_signal_handlers(watcher, live)
+    code = watcher.run()
+    if live is not None:
+        live.finish()
+    sys.exit(code)
 
 
 def _occupy_closed_std_fds() -> None:
@@ -148,10 +169,12 @@ def _stderr_line(line: str) -> None:
         pass
 
 
-def install_signal_handlers(watcher: Watcher) -> None:
+def install_signal_handlers(watcher: Watcher, live: LiveView | None = None) -> None:
     """SIGINT and SIGTERM stop the loop cleanly; SIGIO (a lease break) is ignored."""
 
     def handler(signum: int, frame: object) -> None:
+        if live is not None:
+            live.stopping = True  # what watch says from now on follows the final overview
         watcher.on_signal()
 
     signal.signal(signal.SIGINT, handler)

@@ -30,6 +30,9 @@ class Overrides:
     #: the project configuration's `extra-expected-tags`: step or matrix row -> tags
     #: expected in that step's rounds beside the matrix row (they count as routed)
     extra_expected: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: keep each file's facts in its round's result (:attr:`RoundResult.facts`): the run
+    #: overview shows them (report.md); ``check`` leaves them out (memory stays flat)
+    keep_facts: bool = False
 
 
 @record

@@ -8,6 +8,7 @@ from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.contract.runconfig import RunConfig
 from qrspi_guard.records import field, record
+from qrspi_guard.rules.facts import FileFacts
 
 Status = Literal["ok", "pending", "halt"]
 _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -29,6 +30,8 @@ class RoundResult:
     complete: bool = True
     #: the protocol generation the round was judged by (generations.md §6)
     protocol: str = "fan-in"
+    #: each file's facts, kept only when asked (:attr:`Overrides.keep_facts`: the overview)
+    facts: list[FileFacts] = field(default_factory=list)
 
     @property
     def all_diagnostics(self) -> list[Diagnostic]:

@@ -98,7 +98,8 @@ def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
     result = RoundResult(ref, "ok", [], run, files=files.count, complete=complete,
                          expected_tags=verdict.expected_tags,
                          reported_tags=verdict.reported_tags, awaiting=verdict.awaiting,
-                         file_names=[f.name for f in facts.files], protocol=files.gen.name)
+                         file_names=[f.name for f in facts.files], protocol=files.gen.name,
+                         facts=facts.files if overrides.keep_facts else [])
     route = off_route(ref, run)
     if route is not None:
         diags.append(route)

@@ -41,6 +41,8 @@ TEMP_SUFFIX = ".tmp"
 _ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eacces": errno.EACCES,
            "eintr": errno.EINTR, "eio": errno.EIO}
 _fired = False
+#: how long a step summary FIFO may leave a write unread before the append gives up
+SUMMARY_WAIT = 10.0
 T = TypeVar("T")
 
 
@@ -179,15 +181,27 @@ def append_summary(path: str, text: str) -> None:
     its old length. Raises :class:`OutputError`."""
     data = text.encode("utf-8", "surrogateescape")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _default_mode())
+        # non-blocking, as every other stream: a FIFO that nobody reads is ENXIO at
+        # once, never a hang (issue 24)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK,
+                     _default_mode())
     except OSError as exc:
         raise _failure(path, exc, "append to") from None
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size = st.st_size
+        fifo = stat.S_ISFIFO(st.st_mode)
+        if not fifo:
+            os.set_blocking(fd, True)
         try:
             view = memoryview(data)
             while view:
-                n = _retrying("append", path, partial(os.write, fd, view))
+                if fifo and not _writable(fd, SUMMARY_WAIT):
+                    raise OSError(errno.EAGAIN, f"nobody read it for {SUMMARY_WAIT:g} s")
+                try:
+                    n = _retrying("append", path, partial(os.write, fd, view))
+                except BlockingIOError:
+                    continue
                 view = view[n:]
         except OSError as exc:
             try:
@@ -197,6 +211,15 @@ def append_summary(path: str, text: str) -> None:
             raise _failure(path, exc, "append to") from None
     finally:
         os.close(fd)
+
+
+def _writable(fd: int, timeout: float) -> bool:
+    import select
+
+    try:
+        return bool(select.select([], [fd], [], timeout)[1])
+    except InterruptedError:
+        return True
 
 
 def remove_file(path: str) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
+from qrspi_guard.output.markdown import code
 from qrspi_guard.output.text import summary
 from qrspi_guard.textsafe import one_line
 
@@ -73,17 +74,20 @@ def render(result: CheckResult, options: ReportOptions) -> str:
 
 
 def _md(s: str) -> str:
-    return (one_line(s).replace("&", "&amp;").replace("|", "\\|").replace("<", "&lt;")
-            .replace(">", "&gt;").replace("`", "\\`"))
+    """Untrusted text for a table cell: an inert code span (:mod:`.markdown`)."""
+    return code(s, cell=True)
 
 
 def step_summary(result: CheckResult, limit: int = SUMMARY_LIMIT,
-                 full_list: str | None = None) -> str:
+                 full_list: str | None = None, overview: str = "") -> str:
     """A Markdown table of every diagnostic, for ``$GITHUB_STEP_SUMMARY``, at most
     *limit* bytes as UTF-8. Rows that do not fit are left out, and a last line says how
-    many and where the full list is (the job log, and *full_list* when given)."""
+    many and where the full list is (the job log, and *full_list* when given).
+    *overview* (the run overview's sections, report.md) goes before the table."""
     errors = result.count("error")
     head = ["## qrspi-guard", "", summary(result), ""]
+    if overview:
+        head += [overview.rstrip("\n"), "", "### Every diagnostic", ""]
     if errors > ANNOTATION_LIMIT:
         head += [f"GitHub annotated only {ANNOTATION_LIMIT} of {errors} errors; all are "
                  "below.", ""]
@@ -92,7 +96,7 @@ def step_summary(result: CheckResult, limit: int = SUMMARY_LIMIT,
         head += ["| level | cause | path | line | message |", "|---|---|---|---|---|"]
         rows = [f"| {d.level} | `{d.cause}` | {_md(d.path)} | {d.line or ''} | "
                 f"{_md(d.message)} |" for d in result.diagnostics]
-    where = "this step's log" + (f" and {_md(full_list)}" if full_list else "")
+    where = "this step's log" + (f" and {code(full_list)}" if full_list else "")
     size = sum(len(s.encode()) + 1 for s in head)
     # room for the closing line, whatever its numbers
     reserve = len(f"\n{len(rows)} more rows left out to stay under GitHub's 1 MiB step "

@@ -35,6 +35,7 @@ class FileFacts:
     suffix: str | None = None  #: a sidecar's `.score.*` suffix
     finding_id: str | None = None
     change_type: str | None = None  #: the valid change_type, else None
+    severity: str | None = None  #: the valid severity, else None
     escalated: bool = False  #: cites feedback/*.md
     score: int | None = None  #: sidecar: the readable score 0..100, else None
     verify_failed: bool = False  #: sidecar: VERIFY_FAILED / verifier_status: failed

@@ -60,7 +60,7 @@ class Patterns:
 
     canonical: re.Pattern[str] | None  #: the protocol's own finding shape, or None
     #: groups of finding_id, its R and F numbers, change_type, referenced_files,
-    #: artifact, round and reviewer in :attr:`canonical`
+    #: artifact, round, reviewer and severity in :attr:`canonical`
     groups: tuple[int, ...]
     required: frozenset[str]
     allowed: frozenset[str]
@@ -102,7 +102,7 @@ def _derive(contract: FindingContract) -> Patterns:
         canonical = re.compile("".join(parts))
         fid = at["finding_id"]
         groups = (fid, fid + 1, fid + 2, at["change_type"], at["referenced_files"],
-                  at["artifact"], at["round"], at["reviewer"])
+                  at["artifact"], at["round"], at["reviewer"], at["severity"])
     return Patterns(canonical, groups, frozenset(contract.finding_keys),
                     frozenset(contract.allowed_finding_keys()),
                     frozenset(contract.clean_keys),
@@ -241,7 +241,8 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
         return None
     return FileReport(FileFacts(
         fname.name, kind, fname.tag, fname.fnum, finding_id=fid, change_type=change_type,
-        parsed=True, fanin_change_type=fanin_change_type(data) if place.fanin_fields else None))
+        severity=severity, parsed=True,
+        fanin_change_type=fanin_change_type(data) if place.fanin_fields else None))
 
 
 def _body_ok(body: str, contract: FindingContract) -> bool:
@@ -265,7 +266,8 @@ def _clean(fname: FileName, values: dict[str, object], raw: dict[str, str | None
 
 def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place: Place,
                        body: str, data: bytes) -> FileReport | None:
-    fid, id_round, id_fnum, change_type, refs, artifact, rnd, reviewer = m.group(*pats.groups)
+    fid, id_round, id_fnum, change_type, refs, artifact, rnd, reviewer, severity = \
+        m.group(*pats.groups)
     if reviewer != fname.tag or int(id_fnum) != fname.fnum or id_round != rnd:
         return None
     if place.round is not None and int(rnd) != place.round:
@@ -285,7 +287,8 @@ def _canonical_finding(m: re.Match[str], pats: Patterns, fname: FileName, place:
             or place.gen.contract.boundary in body):
         return None
     return FileReport(FileFacts(fname.name, Kind.FINDING, fname.tag, fname.fnum,
-                                finding_id=fid, change_type=change_type, parsed=True,
+                                finding_id=fid, change_type=change_type,
+                                severity=severity, parsed=True,
                                 fanin_change_type=change_type if place.fanin_fields
                                 else None))
 

@@ -122,8 +122,9 @@ def judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFa
             facts.finding_id = fid
             id_round, id_fnum = numbers
     # severity, change_type
-    enum_field(data, lines, "severity", contract.severities, "missing_severity",
-          "severity_out_of_enum", missing, wrong)
+    if enum_field(data, lines, "severity", contract.severities, "missing_severity",
+                  "severity_out_of_enum", missing, wrong):
+        facts.severity = data["severity"]
     if "change_type" not in data and "category" in data:
         missing("missing_change_type", "change_type",
                 f"; found category: {shown(data['category'])}, which is not accepted "

@@ -89,7 +89,9 @@ class Watcher:
                  probe: Callable[[str], Probe] = lease_probe,
                  peek: Callable[[str], bool] = peek_frontmatter_closed,
                  write: Callable[[str, bytes], None] = write_atomic,
-                 selection: Selection = DEFAULT) -> None:
+                 selection: Selection = DEFAULT,
+                 on_result: Callable[[RoundResult, float | None], None] | None = None) -> None:
+        self.on_result = on_result
         self.root = os.path.abspath(root)
         self.display_root = root
         self.overrides = overrides
@@ -386,10 +388,12 @@ class Watcher:
     def evaluate(self, key: str) -> bool:
         """Re-evaluate one round; True when it has entries never seen (settle them first)."""
         t = self.rounds[key]
-        if not self.policy.is_complete(key) and (
-                self.registry.later_round_exists(t) or os.path.isfile(t.verified_path())):
+        evident = self.registry.later_round_exists(t) or os.path.isfile(t.verified_path())
+        if not self.policy.is_complete(key) and evident:
             self.policy.round_complete(key)
         complete = self.policy.is_complete(key)
+        # completed by the quiet time alone: a silent reviewer's halt says so (report.md)
+        t.out.quiet = self.opt.settle if complete and not evident else None
         exclude = {os.path.basename(p) for p in self.policy.unsettled(key)}
         before = t.judge.evidence
         config = self.configs.of(t.ref, t.run_key, self.ctx.sides)
@@ -415,6 +419,8 @@ class Watcher:
 
     def _publish(self, t: Tracked, result: RoundResult) -> None:
         self.publisher.publish(t.out, result)
+        if self.on_result is not None:  # the live overview (report.md)
+            self.on_result(result, t.out.quiet)
 
     # -- reconcile ------------------------------------------------------------------
     def reconcile(self) -> None:

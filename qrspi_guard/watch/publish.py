@@ -28,6 +28,7 @@ from qrspi_guard.engine import RoundResult
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.watch.lines import text_line
 
 #: schema of the lines that report the guard's own faults in ``--events``
 FAULT_SCHEMA = "qrspi-guard/watch-fault/1"
@@ -287,6 +288,8 @@ class RoundOutput:
     last_shown: tuple[str, tuple[str, ...]] | None = None  #: (status, halts) last printed
     writes: int = 0
     unwritten: dict[str, Any] | None = None  #: the document still to write (a write failed)
+    #: the quiet time (--settle) that completed the round, when nothing else did
+    quiet: float | None = None
 
 
 def _halt_key(d: dict[str, Any]) -> str:
@@ -405,7 +408,7 @@ class Publisher:
         event["round_dir"] = o.round_dir
         event["status_file"] = o.status_path
         line_json = json.dumps(event, ensure_ascii=True, separators=(",", ":"))
-        return line_json, text_line(o.round_dir, doc)
+        return line_json, text_line(o.round_dir, doc, o.quiet)
 
     def _fault(self, fault: str, o: RoundOutput, status: str | None, **extra: Any) -> None:
         line = {"schema": FAULT_SCHEMA, "fault": fault,
@@ -418,29 +421,3 @@ class Publisher:
         events = self.events
         if events is not None:
             self._guarded(lambda: events.write(line))
-
-
-def text_line(round_dir: str, doc: dict[str, Any]) -> str:
-    """A status change as one line of text: time, status, round, first halt or awaiting."""
-    where = _display(round_dir)
-    status = doc["status"]
-    if status == "halt":
-        halts = doc["halts"]
-        first = halts[0]
-        at = first.get("file") or first.get("tag") or ""
-        if first.get("line"):
-            at += f":{first['line']}"
-        more = f" (+{len(halts) - 1} more)" if len(halts) > 1 else ""
-        detail = f": {first['cause']}" + (f" {at}" if at else "") + \
-            f": {first['message']}{more}"
-    elif status == "pending":
-        detail = f": awaiting {', '.join(doc['awaiting'])}" if doc["awaiting"] else ""
-    else:
-        detail = ""
-    stamp = doc["checked_at"][11:19]
-    return one_line(f"{stamp} {status.upper():7} {where}{detail}", limit=400)
-
-
-def _display(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
