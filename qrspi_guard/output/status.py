@@ -49,11 +49,13 @@ def render(doc: dict[str, Any]) -> bytes:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Temp file in the same directory, flush, fsync, rename: readers never see half
-    (:func:`qrspi_guard.output.files.write_atomic`; the file is 0644)."""
-    from qrspi_guard.output.files import write_atomic as atomic
+    """Temp file in the same directory, flush, fsync, rename: readers never see half;
+    the step directory and `reviews/` are opened without following links, so one
+    swapped for a link during the run is refused, never written through
+    (:func:`qrspi_guard.output.files.write_round_file`; the file is 0644)."""
+    from qrspi_guard.output.files import write_round_file
 
-    atomic(path, data, mode=0o644)
+    write_round_file(path, data, mode=0o644)
 
 
 def write_status(result: RoundResult, now: datetime | None = None) -> str | None:
