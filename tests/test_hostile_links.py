@@ -192,3 +192,27 @@ def test_fix_never_adds_a_newline_that_takes_a_file_over_the_size_cap(run: Run) 
     assert b"file_too_large" not in fixed.stdout + after.stdout
     assert after.returncode == before.returncode == 0
     assert finding.stat().st_size == 1024 * 1024  # left as it was, its warning kept
+
+
+@pytest.mark.parametrize("halting", ["round-01", "round-001"])
+def test_round_01_and_round_001_never_share_a_status_file_the_stray_one_is_named(
+        run: Run, halting: str) -> None:
+    import json
+
+    step = run.root / "reviews" / "design"
+    for name in ("round-01", "round-001"):
+        for tag in TAGS:
+            (step / name).mkdir(parents=True, exist_ok=True)
+            (step / name / f"{tag}.clean.md").write_text(
+                f"---\nreviewer: {tag}\nround: 1\nfindings: 0\n---\n")
+    (step / halting / "notes.txt").write_text("raw stdout\n")  # unknown_file_in_round_dir
+    r = run_main("check", "--format", "json", "--write-status", str(run.root))
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1
+    named = [d for d in doc["diagnostics"] if d["cause"] == "bad_round_dir_name"]
+    assert [Path(d["path"]).name for d in named] == ["round-001"]
+    assert "round-01" in named[0]["message"]
+    assert [Path(x["path"]).name for x in doc["rounds"]] == ["round-01"]
+    status = json.loads((step / "round-01-guard.json").read_text())
+    assert status["status"] == ("halt" if halting == "round-01" else "ok")
+    assert status["status"] == doc["rounds"][0]["status"]
