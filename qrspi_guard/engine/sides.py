@@ -1,8 +1,10 @@
 """The files beside a round directory (`round-NN-verified.md`, `-commit.txt`, ...).
 
 One listing of a step directory tells which side files each of its rounds has; a
-:class:`SideFiles` with ``cache=True`` (one ``check`` run) lists each step directory
-once, without it (``watch``, which sees them change) every time.
+:class:`SideFiles` with ``cache=True`` lists each step directory once (one ``check``
+run; ``watch``, which :meth:`SideFiles.forget` s a step directory when it sees it
+change, so judging N rounds of a step lists it once, not N times), without it every
+time.
 """
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ class SideFiles:
             if self.cache:
                 self._listed[step_dir] = listed
         return listed.get(round_no, frozenset())
+
+    def forget(self, step_dir: str | None = None) -> None:
+        """Drop the cached listing of *step_dir* (of every step directory: None)."""
+        if step_dir is None:
+            self._listed.clear()
+            return
+        norm = os.path.normpath(step_dir)
+        for key in [k for k in self._listed if os.path.normpath(k) == norm]:
+            del self._listed[key]
 
     def read(self, step_dir: str, round_no: int, suffix: str) -> bytes | ReadFailure:
         """A side file's bytes: a regular file, opened without blocking, size-capped."""
