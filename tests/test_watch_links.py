@@ -9,11 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from qrspi_guard.watch.events import EventKind, FsEvent
 from tests.support import run_main
 from tests.test_watch_e2e import read_status, status_is, wait_for, watchers  # noqa: F401
 from tests.test_watch_policy import Harness, make_run
-
-from qrspi_guard.watch.events import EventKind, FsEvent
 
 TAGS = ("quality-claude", "scope-claude")
 
