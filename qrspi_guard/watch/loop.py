@@ -50,7 +50,7 @@ from qrspi_guard.watch.publish import (
     read_previous,
     sweep_stale_temps,
 )
-from qrspi_guard.watch.reconcile import reconcile_rounds, sig_or_none
+from qrspi_guard.watch.reconcile import mtime_or_zero, reconcile_rounds, sig_or_none
 from qrspi_guard.watch.registry import Registry, Tracked
 
 _CONFIG_OWNER = "config:"
@@ -271,9 +271,9 @@ class Watcher:
                          f"{one_line(ref.step_dir)}, a temp file left by an interrupted "
                          "status write")
         names = t.judge.listing() or []
-        newest = _mtime(key)
+        newest = mtime_or_zero(key)
         for name in names:
-            newest = max(newest, _mtime(os.path.join(key, name)))
+            newest = max(newest, mtime_or_zero(os.path.join(key, name)))
             self.policy.file_event(os.path.join(key, name), key, EventKind.CREATED)
         self.policy.round_seen(key, age=self.wall() - newest if newest else 0.0)
         if self.registry.later_round_exists(t) or os.path.isfile(t.verified_path()):
@@ -292,7 +292,10 @@ class Watcher:
         policy = self.policy
         for e in events:
             kind = e.kind
-            if kind is EventKind.LOSS:
+            if kind in (EventKind.LOSS, EventKind.MODE):
+                if kind is EventKind.MODE:  # fell back to polling: say so, then reconcile
+                    self.err(f"qrspi-guard: watch: {one_line(e.detail)}")
+                    policy.now_polling(getattr(self.source, "poll_interval", 0.5))
                 policy.loss()
                 self.ctx.sides.forget()
                 continue
@@ -441,10 +444,3 @@ class Watcher:
                 self._reread_config(cfg)
         if self.publisher.has_unwritten():
             self.publisher.retry()
-
-
-def _mtime(path: str) -> float:
-    try:
-        return os.lstat(path).st_mtime
-    except OSError:
-        return 0.0
