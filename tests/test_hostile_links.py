@@ -216,3 +216,27 @@ def test_round_01_and_round_001_never_share_a_status_file_the_stray_one_is_named
     status = json.loads((step / "round-01-guard.json").read_text())
     assert status["status"] == ("halt" if halting == "round-01" else "ok")
     assert status["status"] == doc["rounds"][0]["status"]
+
+
+def test_check_never_passes_a_bad_round_by_reading_through_a_link_swapped_in_mid_run(
+        tmp_path: Path, run: Run) -> None:
+    bad = FINDING.format(round=1, n=1, severity="urgent", change_type="correctness",
+                         step="design", artifact="design", tag="quality-claude")
+    good = bad.replace("urgent", "high")
+    round_dir = _full_round(run)
+    (round_dir / "quality-claude.clean.md").unlink()
+    (round_dir / "quality-claude.finding-F01.md").write_text(bad)
+    outside = tmp_path / "outside"  # the same names, every file passing
+    outside.mkdir()
+    (outside / "quality-claude.finding-F01.md").write_text(good)
+    (outside / "scope-claude.clean.md").write_text(
+        (round_dir / "scope-claude.clean.md").read_text())
+    (round_dir / "quality-claude.finding-F01.md").write_text(good)
+    assert run_main("check", str(run.root)).returncode == 0  # the outside files pass
+    (round_dir / "quality-claude.finding-F01.md").write_text(bad)
+    assert run_main("check", str(run.root)).returncode == 1
+    codes = []
+    with _swapping(round_dir, outside):
+        for _ in range(40):
+            codes.append(run_main("check", str(run.root)).returncode)
+    assert set(codes) == {1}, codes

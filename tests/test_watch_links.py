@@ -100,4 +100,4 @@ def test_watch_end_to_end_halts_a_round_swapped_for_a_link(tmp_path: Path,
     wait_for(status_is(rd, "halt"), "the halt after the swap")
     assert [h["cause"] for h in (read_status(rd) or {})["halts"]] == ["symlink_in_round_dir"]
     assert w.stop() == 0
-    assert [x["status"] for x in w.event_lines()] == ["ok", "halt"]
+    assert [x["status"] for x in w.event_lines()][-2:] == ["ok", "halt"]

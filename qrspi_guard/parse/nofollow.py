@@ -3,8 +3,9 @@
 check's walk never follows a link standing where a `reviews/`, step or round directory
 would be (`symlink_in_round_dir`). Everything that acts on such a directory — a status
 file written beside a round, split's files written into one, a round read — opens it
-here: :func:`open_round_dir` opens the part of the path the user named as they named it
-(their own links are theirs), then every component from `reviews/` down one by one,
+here: :func:`open_round_dir` opens the part of the path above `reviews/` as the user
+named it (their own links are theirs; so is a path with no `reviews/` at all: a bare
+round, a ``mktemp -d`` split target), then every component from `reviews/` down one by one,
 relative to the previous descriptor, with ``O_NOFOLLOW | O_DIRECTORY``. A link swapped
 in at any of those places, before or during the run, is ``ELOOP`` ("a symbolic link,
 never followed"), never a write somewhere else; and once a :class:`Dir` is open, every
@@ -34,20 +35,16 @@ def link_refused(shown: str) -> OSError:
 
 def _components(path: str) -> tuple[str, list[str]]:
     """(the part opened as named, the components opened one by one without following):
-    everything from the last `reviews` component down, else the last component only."""
+    everything from the last `reviews` component down; a path with no `reviews`
+    component (a bare round, ``mktemp -d``) is the user's own and opened as named."""
     norm = os.path.normpath(path)
     parts = [p for p in norm.split(os.sep) if p]
     absolute = norm.startswith(os.sep)
-    if parts and parts[-1] not in (os.curdir, os.pardir):
-        cut = len(parts) - 1
-        for i in range(len(parts) - 1, -1, -1):
-            if parts[i] == REVIEWS:
-                cut = i
-                break
-        while cut < len(parts) and parts[cut] == os.pardir:  # `..` is never a round path
-            cut += 1
-    else:
-        cut = len(parts)
+    cut = len(parts)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == REVIEWS:
+            cut = i
+            break
     head = os.sep.join(parts[:cut])
     if absolute:
         head = os.sep + head
@@ -55,8 +52,8 @@ def _components(path: str) -> tuple[str, list[str]]:
 
 
 def open_round_dir(path: str) -> int:
-    """A descriptor of directory *path*, its `reviews/`-and-below components (else its
-    last one) opened without following links. Raises OSError (``ELOOP`` naming *path*
+    """A descriptor of directory *path*, its `reviews/`-and-below components opened
+    without following links. Raises OSError (``ELOOP`` naming *path*
     for a link)."""
     head, below = _components(path)
     fd = os.open(head, _NAMED_FLAGS)

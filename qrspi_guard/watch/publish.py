@@ -26,6 +26,7 @@ from typing import Any
 
 from qrspi_guard.engine import RoundResult
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
 
@@ -81,16 +82,15 @@ def sweep_stale_temps(step_dir: str, now: float) -> list[str]:
     killed writer: the status file beside them is the old one, whole). Returns the
     names removed; failures are ignored (the next start tries again)."""
     removed = []
-    try:
-        with os.scandir(step_dir) as it:
-            for entry in it:
-                name = entry.name
+    try:  # relative to the step's descriptor: never through a link swapped in meanwhile
+        with Dir.round_path(step_dir) as d:
+            for name in d.listdir():
                 if not (name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)):
                     continue
                 try:
-                    st = entry.stat(follow_symlinks=False)
+                    st = d.lstat(name)
                     if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= STALE_TEMP_AGE:
-                        os.unlink(entry.path)
+                        d.unlink(name)
                         removed.append(name)
                 except OSError:
                     continue
