@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from qrspi_guard.contract.layout import round_side_file, side_file_name
+from qrspi_guard.parse.nofollow import open_round_dir
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 
 
@@ -41,8 +42,17 @@ class SideFiles:
             del self._listed[key]
 
     def read(self, step_dir: str, round_no: int, suffix: str) -> bytes | ReadFailure:
-        """A side file's bytes: a regular file, opened without blocking, size-capped."""
-        return read_bytes(os.path.join(step_dir, side_file_name(round_no, suffix)))
+        """A side file's bytes: a regular file, opened without blocking, size-capped,
+        relative to the step directory opened without following links (a step swapped
+        for a link cannot lend a round another run's verified totals or waiver)."""
+        try:
+            dir_fd = open_round_dir(step_dir or os.curdir)
+        except OSError as exc:
+            return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+        try:
+            return read_bytes(side_file_name(round_no, suffix), dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
 
     @staticmethod
     def path(step_dir: str, round_no: int, suffix: str) -> str:
