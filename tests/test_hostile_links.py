@@ -240,3 +240,20 @@ def test_check_never_passes_a_bad_round_by_reading_through_a_link_swapped_in_mid
         for _ in range(40):
             codes.append(run_main("check", str(run.root)).returncode)
     assert set(codes) == {1}, codes
+
+
+def test_round_001_named_on_the_command_line_never_writes_round_01_s_status_file(
+        run: Run) -> None:
+    import json
+
+    step = run.root / "reviews" / "design"
+    for name in ("round-01", "round-001"):
+        for tag in TAGS:
+            (step / name).mkdir(parents=True, exist_ok=True)
+            (step / name / f"{tag}.clean.md").write_text(
+                f"---\nreviewer: {tag}\nround: 1\nfindings: 0\n---\n")
+    (step / "round-01" / "notes.txt").write_text("raw stdout\n")
+    assert run_main("check", "--write-status", str(step / "round-01")).returncode == 1
+    assert json.loads((step / "round-01-guard.json").read_text())["status"] == "halt"
+    run_main("check", "--write-status", str(step / "round-001"))
+    assert json.loads((step / "round-01-guard.json").read_text())["status"] == "halt"
