@@ -1,9 +1,11 @@
 """Carry out a :class:`~qrspi_guard.split.plan.SplitPlan`: old state or new, never a mix.
 
 The caller holds the round's lock (:mod:`.lock`) and has repaired any earlier
-interrupted split (:mod:`.recover`). Every file made on the way has a reserved hidden
-name (:mod:`.residue`), so whatever state a ``kill -9`` leaves is either the old one,
-the new one, or a round that ``check`` reports as `split_incomplete`.
+interrupted split (:mod:`.recover`). Every step is relative to the round directory's
+descriptor, opened without following links (:class:`~qrspi_guard.parse.nofollow.Dir`).
+Every file made on the way has a reserved hidden name (:mod:`.residue`), so whatever
+state a ``kill -9`` leaves is either the old one, the new one, or a round that
+``check`` reports as `split_incomplete`.
 
 1. Each new file is written to ``.qrspi-split.<id>.new.<name>``, fsynced; the directory
    is fsynced.

@@ -46,10 +46,6 @@ def reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def fsync_dir(d: Dir) -> None:
-    d.fsync()
-
-
 def complete(d: Dir, attempt: str, intent: Intent, fault: Fault,
              recovering: bool = False) -> None:
     """Carry a committed attempt's intent out; safe to repeat after any interruption.
