@@ -257,3 +257,18 @@ def test_round_001_named_on_the_command_line_never_writes_round_01_s_status_file
     assert json.loads((step / "round-01-guard.json").read_text())["status"] == "halt"
     run_main("check", "--write-status", str(step / "round-001"))
     assert json.loads((step / "round-01-guard.json").read_text())["status"] == "halt"
+
+
+def test_check_names_a_round_reached_through_a_link_as_the_walk_does_never_judging_it(
+        tmp_path: Path, run: Run) -> None:
+    elsewhere = tmp_path / "elsewhere" / "round-01"
+    elsewhere.mkdir(parents=True)
+    for tag in TAGS:
+        (elsewhere / f"{tag}.clean.md").write_text(
+            f"---\nreviewer: {tag}\nround: 1\nfindings: 0\n---\n")
+    (run.root / "reviews" / "design").mkdir(parents=True)
+    (run.root / "reviews" / "design" / "round-01").symlink_to(elsewhere)
+    for path in (run.root, run.root / "reviews" / "design" / "round-01"):
+        r = run_main("check", str(path))
+        assert r.returncode == 1 and b"symlink_in_round_dir" in r.stdout, r.stdout
+        assert b"0 rounds" in r.stdout

@@ -20,7 +20,7 @@ def status_path(result: RoundResult) -> str | None:
     if not ref.has_status_file or ref.round is None:
         return None
     canonical = side_file_name(ref.round, "")
-    if (os.path.basename(os.path.normpath(ref.round_dir)) != canonical
+    if (os.path.basename(os.path.abspath(ref.round_dir)) != canonical
             and os.path.isdir(os.path.join(ref.step_dir, canonical))):
         return None  # `round-001` named beside `round-01`: the file is round-01's own
     return os.path.join(ref.step_dir, status_file_name(ref.round))

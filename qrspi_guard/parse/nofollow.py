@@ -37,18 +37,14 @@ def _components(path: str) -> tuple[str, list[str]]:
     """(the part opened as named, the components opened one by one without following):
     everything from the last `reviews` component down; a path with no `reviews`
     component (a bare round, ``mktemp -d``) is the user's own and opened as named."""
-    norm = os.path.normpath(path)
+    norm = os.path.abspath(path)  # `..` from inside a round is still below reviews/
     parts = [p for p in norm.split(os.sep) if p]
-    absolute = norm.startswith(os.sep)
     cut = len(parts)
     for i in range(len(parts) - 1, -1, -1):
         if parts[i] == REVIEWS:
             cut = i
             break
-    head = os.sep.join(parts[:cut])
-    if absolute:
-        head = os.sep + head
-    return head or (os.sep if absolute else os.curdir), parts[cut:]
+    return os.sep + os.sep.join(parts[:cut]), parts[cut:]
 
 
 def open_round_dir(path: str) -> int:
