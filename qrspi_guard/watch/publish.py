@@ -50,8 +50,9 @@ def _why(exc: BaseException) -> str:
 def read_previous(path: str) -> dict[str, Any] | None:
     """The status file left by an earlier run, or None. Never blocks (a FIFO or a device
     in its place is "no previous status") and reads at most MAX_STATUS_BYTES."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
+    try:  # beside the round: its step directory is never reached through a link
+        with Dir.round_path(os.path.dirname(path) or os.curdir) as d:
+            fd = d.open(os.path.basename(path), _READ_FLAGS)
     except OSError:
         return None
     try:
