@@ -391,33 +391,34 @@ KILLER = textwrap.dedent("""
     import os, sys
     from qrspi_guard.output import files, status
     path, step = sys.argv[1], sys.argv[2]
-    real_fsync, real_replace, real_mkstemp = os.fsync, os.replace, files._create_temp
+    real_fsync, real_replace, real_create = os.fsync, os.replace, files._create_temp
 
     def die():
         os._exit(9)
 
-    def mkstemp(*a, **kw):
-        fd, tmp = real_mkstemp(*a, **kw)
+    def create(d, shown):  # the temp file, made relative to the step's descriptor
+        name = real_create(d, shown)
         if step == "after_mkstemp":
             die()
         if step == "mid_write":
+            fd = d.open(name, os.O_WRONLY)
             os.write(fd, b'{"schema": "qrspi-guard/round-status/1", "sta')
             die()
-        return fd, tmp
+        return name
 
     def fsync(fd):
         if step == "before_fsync":
             die()
         real_fsync(fd)
 
-    def replace(a, b):
+    def replace(a, b, **kw):
         if step == "before_rename":
             die()
-        real_replace(a, b)
+        real_replace(a, b, **kw)
         if step == "after_rename":
             die()
 
-    files._create_temp, os.fsync, os.replace = mkstemp, fsync, replace
+    files._create_temp, os.fsync, os.replace = create, fsync, replace
     status.write_atomic(path, b'{"schema": "qrspi-guard/round-status/1", "status": "halt"}\\n')
     os._exit(0)
 """)

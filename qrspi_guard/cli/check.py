@@ -199,17 +199,18 @@ def _tolerant_stdout() -> None:
 
 def _read_stdin() -> bytes:
     from qrspi_guard.errors import InputError
+    from qrspi_guard.parse.capped import read_stream
 
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise InputError("standard input is closed")
     try:
-        data = stream.read(STDIN_LIMIT + 1)
+        data = read_stream(stream, STDIN_LIMIT)
     except OSError as exc:
         raise InputError(f"cannot read standard input: {exc.strerror or exc}") from None
-    if len(data) > STDIN_LIMIT:
+    if data is None:
         raise InputError(f"standard input is larger than {STDIN_LIMIT} bytes")
-    return data  # type: ignore[no-any-return]
+    return data
 
 
 def _statistics(result: object, fmt: str, options: ReportOptions) -> str:

@@ -109,7 +109,7 @@ def _write(ctx: click.Context, option: str | None,
 def _read(ctx: click.Context, option: str | None) -> tuple[Path, State, Snapshot]:
     path = _ledger_path(ctx, option)
     try:
-        state, snap = Ledger(path).state()
+        state, snap = Ledger(path, create_parents=path == DEFAULT_LEDGER).state()
     except LedgerError as exc:
         _fail(str(exc))
     _warn_torn(path, snap.torn, dropped=False)

@@ -52,6 +52,8 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
         # a FIFO or device named by --config is refused, never opened (cli.md)
         raise click.BadParameter(f"{config_file!r} is not a regular file",
                                  param_hint="--config")
+    if config_file is not None:
+        _usable_config(config_file)
     if step is not None and rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
         # a mistyped step must not silently switch the matrix off
         raise click.BadParameter(f"unknown step {step!r} (steps: {', '.join(STEPS)}; "
@@ -67,6 +69,26 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
     return Overrides(step=step, second_reviewer=second_reviewer, verifier=verifier,
                      require_sidecars=require_sidecars, expect=tags, config_file=config_file,
                      protocol=protocol, round_no=round_no)
+
+
+def _usable_config(path: str) -> None:
+    """``--config FILE`` must be readable and within the one file cap: a command-line
+    argument that cannot be used is exit 2 (cli.md), never a config.md defect (exit 1)."""
+    from qrspi_guard.parse.capped import FILE_CAP, read_prefix
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+        try:
+            size = len(read_prefix(fd, FILE_CAP))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise click.BadParameter(f"{path!r} cannot be read: {exc.strerror or exc}",
+                                 param_hint="--config") from None
+    if size > FILE_CAP:
+        raise click.BadParameter(f"{path!r} is larger than {FILE_CAP >> 20} MiB, the cap on "
+                                 "a config.md", param_hint="--config")
 
 
 def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -26,7 +26,7 @@ _E, _W, _I = "error", "warning", "info"
 
 _TABLE: list[tuple[str, str, str, str]] = [
     # layout (§1, §2)
-    ("bad_round_dir_name", _E, "A directory under a step whose name starts with `round` is not `round-NN` (two or more digits, value >= 1).",
+    ("bad_round_dir_name", _E, "A directory under a step whose name starts with `round` is not `round-NN` (two or more digits, value >= 1), or names a round another directory of the step already is (`round-001` beside `round-01`).",
      "Rename it to `round-NN`, e.g. `round-03`, or move it out of the step directory."),
     ("bad_tag_name", _E, "A finding, clean-sentinel or sidecar file name whose tag fails the protocol's tag grammar `^[a-z0-9][a-z0-9-]*$` (lower-case letters, digits and hyphens).",
      "Use the reviewer tag the dispatcher gave, e.g. `quality-claude.finding-F01.md`."),

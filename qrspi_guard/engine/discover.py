@@ -101,11 +101,20 @@ def scan_step(step_dir: str, step: str, is_task: bool, artifact_dir: str | None,
     dirs, files = listed
     round_kind: RoundKind = kind or ("task" if is_task else "step")
     yield from _links(files, step_dir, looks_like_round_dir, "round directory", step)
+    spelled = _round_spellings(dirs)
     for entry in dirs:
         if not looks_like_round_dir(entry.name):
             continue
         n = round_number(entry.name)
         path = _join(step_dir, entry.name)
+        if n is not None and spelled[n] != entry.name:
+            # round-01 and round-001 are both round 1: they would share round-01-guard.json
+            # and every file beside it, so the shortest spelling is the round, the other
+            # a directory named wrongly (README: decisions where the spec is silent)
+            yield diag("bad_round_dir_name", f"directory {entry.name!r} names round {n}, "
+                       f"which {spelled[n]!r} already is: two directories for one round",
+                       path=path, step=step)
+            continue
         if n is None:
             prefix = suffixed_round_number(entry.name)
             if prefix is not None:  # round-05-fanout/: its files are still judged
@@ -120,6 +129,17 @@ def scan_step(step_dir: str, step: str, is_task: bool, artifact_dir: str | None,
     if legacy:
         yield diag("legacy_layout", f"older single-file round layout ({len(legacy)} file(s) "
                    f"such as {legacy[0]}); skipped", path=_join(step_dir, legacy[0]), step=step)
+
+
+def _round_spellings(dirs: list[os.DirEntry[str]]) -> dict[int, str]:
+    """Round number -> the shortest name of the step's directories for it (`round-01`
+    before `round-001`; the canonical `round-NN` whenever it is there)."""
+    out: dict[int, str] = {}
+    for entry in dirs:
+        n = round_number(entry.name)
+        if n is not None and (n not in out or len(entry.name) < len(out[n])):
+            out[n] = entry.name
+    return out
 
 
 def scan_reviews(reviews_dir: str) -> Iterator[Found]:

@@ -26,6 +26,7 @@ from qrspi_guard.engine.generation import GenerationResolver
 from qrspi_guard.engine.roundlock import split_lock_held
 from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.parse import frontmatter as fm
+from qrspi_guard.parse.nofollow import open_round_dir
 from qrspi_guard.parse.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
@@ -155,8 +156,8 @@ class RoundReader:
             return self.contents[name]
         if self.dir_fd is None:
             try:
-                self.dir_fd = os.open(self.round_dir,
-                                      os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                # never through a link swapped in since the listing (parse.nofollow)
+                self.dir_fd = open_round_dir(self.round_dir)
             except OSError as exc:
                 return ReadFailure(f"cannot be read: {exc.strerror or exc}")
         entry = self.entries.get(name)

@@ -3,9 +3,12 @@
 Upstream edits config.md between phases, keeping earlier values in git history. When
 a run sits in a git work tree and a round has a well-formed `round-NN-commit.txt`, the
 round is judged with config.md as it was at that commit. Git is asked through one
-``git rev-parse`` per repository and one ``git cat-file --batch`` per check, never per
-round. Whatever goes wrong (no git, not a work tree, a rebase under way, a commit or
-file missing at that commit, a timeout) means the working-tree config.md, silently.
+``git rev-parse`` per repository and one ``git cat-file --batch-check`` (the sizes) and
+one ``git cat-file --batch`` (the blobs within the file cap) per check, never per round:
+a blob over the cap is never read, so a 700 MB config.md at some commit is the
+working-tree config.md, never memory exhaustion. Whatever goes wrong (no git, not a
+work tree, a rebase under way, a commit or file missing at that commit, a timeout)
+means the working-tree config.md, silently.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import os
 import subprocess
 from collections.abc import Iterable
 
+from qrspi_guard.parse.capped import FILE_CAP
 from qrspi_guard.records import record
 
 #: seconds any one git call may take before the working tree is used instead
 GIT_TIMEOUT = 20.0
-#: a blob larger than this is not a config.md (never read into memory whole)
-MAX_BLOB = 1024 * 1024
+#: a blob larger than this is not a config.md: the one file cap, and a larger blob's
+#: content is never asked for (its size is learnt first), so never read into memory
+MAX_BLOB = FILE_CAP
 
 
 @record(frozen=True)
@@ -95,15 +100,30 @@ def _rev_parse(directory: str) -> Repo | None:
 
 
 def _cat_file(top: str, items: list[tuple[str, str, str]]) -> dict[tuple[str, str], bytes]:
-    """One `git cat-file --batch` for every (path, sha, path in repo) of one repository."""
-    request = "".join(f"{sha}:{rel}\n" for _, sha, rel in items).encode("utf-8",
-                                                                         "surrogateescape")
-    out = _git(top, "cat-file", "--batch", stdin=request)
-    if out is None:
+    """The blobs of every (path, sha, path in repo) of one repository that are within
+    :data:`MAX_BLOB`: one `git cat-file --batch-check` for the sizes, then one `git
+    cat-file --batch` for those within the cap (the output is bounded by their sizes)."""
+    def request(chosen: list[tuple[str, str, str]]) -> bytes:
+        return "".join(f"{sha}:{rel}\n" for _, sha, rel in chosen).encode(
+            "utf-8", "surrogateescape")
+
+    sizes = _git(top, "cat-file", "--batch-check", stdin=request(items))
+    if sizes is None:
         return {}
+    within = []
+    for item, line in zip(items, sizes.split(b"\n"), strict=False):
+        header = line.split(b" ")
+        if (len(header) == 3 and header[1] == b"blob" and header[2].isdigit()
+                and len(header[2]) <= 15 and int(header[2]) <= MAX_BLOB):
+            within.append(item)
+    if not within:
+        return {}
+    out = _git(top, "cat-file", "--batch", stdin=request(within))
+    if out is None or len(out) > len(within) * (MAX_BLOB + 200):
+        return {}  # the objects changed under us (they cannot): use the working tree
     got: dict[tuple[str, str], bytes] = {}
     pos = 0
-    for path, sha, _ in items:
+    for path, sha, _ in within:
         end = out.find(b"\n", pos)
         if end == -1:
             break

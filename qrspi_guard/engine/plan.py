@@ -63,6 +63,11 @@ def _found(path: str, overrides: Overrides, p: Plan) -> Iterator[RoundRef | Diag
         except OSError as exc:
             raise UnreadablePath(f"cannot list {path}: {exc.strerror or exc}") from None
         ref = round_of_dir(path)
+        if ref is not None and ref.artifact_dir is not None and _linked(path):
+            yield diag("symlink_in_round_dir", f"round directory {os.path.basename(path)!r} "
+                       "is reached through a symbolic link; not followed", path=path,
+                       step=ref.step)  # as the walk says it: never judged through it
+            return
         # named on the command line, a directory holding reviewer output that is not
         # round-NN (a fixture, round-05-fanout/) is judged as a round (generations.md §8)
         if (ref is None or ref.kind == "suffixed") and holds_reviewer_output(path):
@@ -82,6 +87,19 @@ def _found(path: str, overrides: Overrides, p: Plan) -> Iterator[RoundRef | Diag
         p.loose.append(path)
     else:
         p.not_in_round.append(path)
+
+
+def _linked(path: str) -> bool:
+    """Whether a round path's `reviews/`, step or round directory is a symbolic link."""
+    import errno
+
+    from qrspi_guard.parse.nofollow import open_round_dir
+
+    try:
+        os.close(open_round_dir(path))
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _round_key(ref: RoundRef, real_dirs: dict[str, str]) -> str:

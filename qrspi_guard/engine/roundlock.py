@@ -37,12 +37,15 @@ LOOP_LOCK_WAIT = 30.0
 
 @contextmanager
 def round_lock(round_dir: str, on_wait: Callable[[], None] | None = None,
-               timeout: float | None = None, exit_code: int = 1) -> Iterator[int]:
+               timeout: float | None = None, exit_code: int = 1,
+               dir_fd: int | None = None) -> Iterator[int]:
     """Hold the round's lock; yields the directory's descriptor (for fsync).
     *on_wait* is called once when another process holds the lock and this one waits.
     With *timeout*, wait at most that many seconds, then raise :class:`LockTimeout`
-    (carrying *exit_code*); without it, wait as long as it takes (``split``)."""
-    fd = os.open(round_dir, _DIR_FLAGS)
+    (carrying *exit_code*); without it, wait as long as it takes (``split``). With
+    *dir_fd* (the round directory, already open), that very directory is locked and
+    *round_dir* only names it."""
+    fd = os.open(round_dir if dir_fd is None else ".", _DIR_FLAGS, dir_fd=dir_fd)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,8 +1,10 @@
 """The files beside a round directory (`round-NN-verified.md`, `-commit.txt`, ...).
 
 One listing of a step directory tells which side files each of its rounds has; a
-:class:`SideFiles` with ``cache=True`` (one ``check`` run) lists each step directory
-once, without it (``watch``, which sees them change) every time.
+:class:`SideFiles` with ``cache=True`` lists each step directory once (one ``check``
+run; ``watch``, which :meth:`SideFiles.forget` s a step directory when it sees it
+change, so judging N rounds of a step lists it once, not N times), without it every
+time.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 
 from qrspi_guard.contract.layout import round_side_file, side_file_name
+from qrspi_guard.parse.nofollow import open_round_dir
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 
 
@@ -29,9 +32,27 @@ class SideFiles:
                 self._listed[step_dir] = listed
         return listed.get(round_no, frozenset())
 
+    def forget(self, step_dir: str | None = None) -> None:
+        """Drop the cached listing of *step_dir* (of every step directory: None)."""
+        if step_dir is None:
+            self._listed.clear()
+            return
+        norm = os.path.normpath(step_dir)
+        for key in [k for k in self._listed if os.path.normpath(k) == norm]:
+            del self._listed[key]
+
     def read(self, step_dir: str, round_no: int, suffix: str) -> bytes | ReadFailure:
-        """A side file's bytes: a regular file, opened without blocking, size-capped."""
-        return read_bytes(os.path.join(step_dir, side_file_name(round_no, suffix)))
+        """A side file's bytes: a regular file, opened without blocking, size-capped,
+        relative to the step directory opened without following links (a step swapped
+        for a link cannot lend a round another run's verified totals or waiver)."""
+        try:
+            dir_fd = open_round_dir(step_dir or os.curdir)
+        except OSError as exc:
+            return ReadFailure(f"cannot be read: {exc.strerror or exc}")
+        try:
+            return read_bytes(side_file_name(round_no, suffix), dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
 
     @staticmethod
     def path(step_dir: str, round_no: int, suffix: str) -> str:

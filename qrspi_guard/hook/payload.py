@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+from qrspi_guard.parse.capped import STREAM_CAP, read_stream
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, BinaryIO
@@ -50,8 +52,8 @@ PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE})
 POST_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL})
 
 #: stdin larger than this is the hook's own failure (a finding is at most 1 MiB; JSON
-#: escaping can make its payload up to six times larger)
-STDIN_CAP = 32 << 20
+#: escaping can make its payload up to six times larger): the one stream cap
+STDIN_CAP = STREAM_CAP
 
 
 class HookFailure(Exception):
@@ -88,10 +90,10 @@ def read_stdin(stream: BinaryIO | None = None) -> bytes:
             raise HookFailure("no stdin")
         stream = sys.stdin.buffer
     try:
-        data = stream.read(STDIN_CAP + 1)
+        data = read_stream(stream, STDIN_CAP)
     except (OSError, ValueError) as exc:
         raise HookFailure(f"cannot read stdin: {exc}") from None
-    if len(data) > STDIN_CAP:
+    if data is None:
         raise HookFailure(f"stdin is larger than {STDIN_CAP >> 20} MiB")
     return data
 

@@ -208,15 +208,45 @@ class Ledger:
     def __init__(self, path: str | os.PathLike[str], create_parents: bool = True) -> None:
         self.path = Path(path)
         #: create missing parent directories on the first write (the default ledger
-        #: only: a mistyped explicit path must not start an empty ledger elsewhere)
+        #: only: a mistyped explicit path must not start an empty ledger elsewhere, and
+        #: a read of one whose directory does not exist is an error, never "empty")
         self.create_parents = create_parents
 
+    def _open(self, flags: int, mode: int = 0o644) -> int:
+        """The ledger's descriptor. The default ledger sits in a run's `reviews/`, which
+        reviewers write into: its directory is opened without following links and the
+        file is never a link (:mod:`qrspi_guard.parse.nofollow`); an explicit path is
+        the user's own and opened as named."""
+        if not self.create_parents:
+            return os.open(self.path, flags, mode)
+        from qrspi_guard.parse.nofollow import Dir
+
+        with Dir.round_path(str(self.path.parent)) as d:
+            return d.open(self.path.name, flags, mode)
+
+    def _require_directory(self) -> None:
+        """An explicit ledger path whose directory does not exist is a mistake (exit 2
+        for every subcommand), never an empty ledger that allows everyone."""
+        parent = self.path.parent
+        if self.create_parents or parent.is_dir():
+            return
+        if os.path.lexists(parent):
+            raise LedgerError(f"cannot use ledger directory {parent}: a path component "
+                              "exists and is not a directory")
+        raise LedgerError(f"ledger directory {parent} does not exist (an explicit "
+                          "ledger path is never created; check the path)")
+
     def read(self) -> Snapshot:
-        """Parse the ledger under a shared lock. A missing file is an empty ledger."""
+        """Parse the ledger under a shared lock. A missing file is an empty ledger;
+        a missing directory of an explicit path is a :class:`LedgerError`."""
+        self._require_directory()
         try:
-            fd = os.open(self.path, os.O_RDONLY | _OPEN_FLAGS)
+            fd = self._open(os.O_RDONLY | _OPEN_FLAGS)
         except FileNotFoundError:
-            return Snapshot()
+            if self.create_parents or self.path.parent.is_dir():
+                return Snapshot()
+            self._require_directory()
+            raise
         except OSError as exc:
             raise LedgerError(f"cannot read ledger {self.path}: {_describe(exc)}") from None
         try:
@@ -247,9 +277,7 @@ class Ledger:
         :class:`LockoutError`, or the ledger is corrupt, nothing is written.
         """
         parent = self.path.parent
-        if not self.create_parents and not parent.exists():
-            raise LedgerError(f"ledger directory {parent} does not exist (an explicit "
-                              "ledger path is never created; check the path)")
+        self._require_directory()
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except FileExistsError:
@@ -260,9 +288,9 @@ class Ledger:
         if not parent.is_dir():
             raise LedgerError(f"cannot create ledger directory {parent}: a path component "
                               "exists and is not a directory")
-        existed = self.path.exists()
+        existed = os.path.lexists(self.path)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _OPEN_FLAGS, 0o644)
+            fd = self._open(os.O_RDWR | os.O_CREAT | os.O_APPEND | _OPEN_FLAGS, 0o644)
         except OSError as exc:
             raise LedgerError(f"cannot open ledger {self.path} for writing: "
                               f"{_describe(exc)}") from None

@@ -1,9 +1,13 @@
 """Writing check's outputs so that a failure or a kill leaves the old file or the new.
 
-- :func:`write_atomic`: temp file in the same directory, write, fsync, rename, fsync
-  the directory (status files, ``--fix``, ``--output``). A failure at any step removes
-  the temp file and leaves the target as it was; a kill can leave only a hidden temp
-  file beside it (``.guard-*.tmp``, which ``check`` and ``watch`` ignore).
+- :func:`write_in`: temp file in the same directory, write, fsync, rename, fsync
+  the directory, every step relative to an open directory descriptor
+  (:class:`~qrspi_guard.parse.nofollow.Dir`), never a re-resolved path. A failure at any
+  step removes the temp file and leaves the target as it was; a kill can leave only a
+  hidden temp file beside it (``.guard-*.tmp``, which ``check`` and ``watch`` ignore).
+  :func:`write_round_file` is it for a file of a run's `reviews/` tree (status files,
+  ``--fix``): its directories opened without following links; :func:`write_atomic` for
+  a file the user named (``--output``, settings files).
 - :func:`write_output`: ``--output FILE``: atomic for a regular file (or a symbolic
   link to one, whose target is replaced); a device or FIFO (``/dev/stdout``) is
   written directly.
@@ -33,6 +37,7 @@ from functools import partial
 from typing import TypeVar
 
 from qrspi_guard.errors import OutputError
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.textsafe import one_line
 
 ENV = "QRSPI_GUARD_WRITE_FAULT"
@@ -89,17 +94,56 @@ def _default_mode() -> int:
 
 
 def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
-    """Write *data* to *path* atomically (see the module docstring). *mode*: the new
-    file's permissions (default: the old file's, else 0o666 less the umask). Raises
-    OSError; the target is left as it was and no temp file stays behind."""
-    directory = os.path.dirname(path) or "."
+    """Write *data* to *path* atomically (see the module docstring). *path*'s directory
+    is opened as named (``--output``, a settings file: the user's own links are
+    followed); the write itself is :func:`write_in` that directory. Raises OSError; the
+    target is left as it was and no temp file stays behind."""
+    with Dir.named(os.path.dirname(path)) as d:
+        write_in(d, os.path.basename(path), data, mode, shown=path)
+
+
+def write_round_file(path: str, data: bytes, mode: int | None = None) -> None:
+    """:func:`write_atomic` for a file of a run's `reviews/` tree (a status file beside
+    a round): its directories are opened without following links
+    (:func:`qrspi_guard.parse.nofollow.open_round_dir`), so a step directory swapped for
+    a link is refused (``ELOOP``), never written through. Raises OSError."""
+    with Dir.round_path(os.path.dirname(path) or os.curdir) as d:
+        write_in(d, os.path.basename(path), data, mode, shown=path)
+
+
+def _create_temp(d: Dir, path: str) -> str:
+    """A new hidden temp file in *d*, mode 0600, its name unique to this run (what
+    ``tempfile.mkstemp`` does, without importing tempfile or secrets, which cost every
+    writing command's start-up a few milliseconds: shutil, bz2, lzma, random)."""
+    for _ in range(100):
+        name = f"{TEMP_PREFIX}{os.urandom(6).hex()}{TEMP_SUFFIX}"
+        try:
+            fd = _retrying("create", path, partial(
+                d.open, name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return name
+    raise FileExistsError(errno.EEXIST, "no free temporary name")  # pragma: no cover
+
+
+def write_in(d: Dir, name: str, data: bytes, mode: int | None = None,
+             shown: str | None = None) -> None:
+    """Write *data* to *name* in the open directory *d* atomically: a hidden temp file
+    created there (never through a link), written, fsynced, renamed over *name*, the
+    directory fsynced; every step relative to *d*'s descriptor. *mode*: the new file's
+    permissions (default: the old file's, else 0o666 less the umask). Raises OSError;
+    the target is left as it was and no temp file stays behind."""
+    path = shown or d.join(name)
     if mode is None:
         try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
+            st = d.lstat(name)
+            mode = _default_mode() if stat.S_ISLNK(st.st_mode) else stat.S_IMODE(st.st_mode)
         except OSError:
             mode = _default_mode()
-    fd, tmp = _retrying("create", path, lambda: _create_temp(directory))
+    tmp = _create_temp(d, path)
     try:
+        fd = d.open(tmp, os.O_WRONLY)
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), mode)
             view = memoryview(data)
@@ -107,35 +151,18 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
                 n = _retrying("write", path, partial(os.write, fh.fileno(), view))
                 view = view[n:]
             _retrying("sync", path, lambda: os.fsync(fh.fileno()))
-        _retrying("rename", path, lambda: os.replace(tmp, path))
+        _retrying("rename", path, partial(d.replace, tmp, name))
     except BaseException:
         try:
-            os.unlink(tmp)
+            d.unlink(tmp)
         except OSError:
             pass
         raise
     try:
         fault("dirsync", path)
+        d.fsync()
     except OSError:
         return
-    sync_dir(directory)
-
-
-_TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-               | getattr(os, "O_CLOEXEC", 0))
-
-
-def _create_temp(directory: str) -> tuple[int, str]:
-    """A new hidden temp file in *directory*, mode 0600, its name unique to this run
-    (what ``tempfile.mkstemp`` does, without importing tempfile, which costs the loop
-    commands' start-up a few milliseconds: shutil, bz2, lzma, random)."""
-    for _ in range(100):
-        name = os.path.join(directory, f"{TEMP_PREFIX}{os.urandom(6).hex()}{TEMP_SUFFIX}")
-        try:
-            return os.open(name, _TEMP_FLAGS, 0o600), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary file name", directory)
 
 
 def sync_dir(directory: str) -> None:

@@ -1,19 +1,22 @@
 """`check --fix`: the one automatic fix, trailing newlines (round-contract §3).
 
-Each file is rewritten atomically, keeping its permissions. A file that cannot be
+Each file is rewritten atomically, keeping its permissions, relative to its round
+directory's descriptor (opened without following links). A fix never creates a halt: a
+newline that would take a file over the 1 MiB cap is not added. A file that cannot be
 rewritten (a read-only round, a full disk) is left exactly as it was and reported as a
 :class:`FixFailure`; the others are still fixed.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 
 from qrspi_guard.contract.layout import Kind, classify
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.plan import plan
-from qrspi_guard.output.files import write_atomic
+from qrspi_guard.output.files import write_in
+from qrspi_guard.parse.capped import FILE_CAP
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.parse.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.records import record
 
@@ -43,26 +46,38 @@ def fix_trailing_newlines(paths: Iterable[str], overrides: Overrides,
     yielding each file fixed or that could not be fixed (and was left intact). With
     *wanted*, only the paths it accepts (where `trailing_newline` is selected)."""
     for ref in plan(list(paths), overrides).rounds.values():
-        listing = list_round(ref.round_dir)
-        if isinstance(listing, ReadFailure):
+        try:
+            d = Dir.round_path(ref.round_dir)
+        except OSError:
+            continue  # a link or gone since it was planned: check reports it, never fixed
+        with d:
+            yield from _fix_round(d, wanted)
+
+
+def _fix_round(d: Dir, wanted: Callable[[str], bool] | None) -> Iterator[Fixed | FixFailure]:
+    """One round, every read and write relative to its directory's descriptor."""
+    listing = list_round(d.fd)
+    if isinstance(listing, ReadFailure):
+        return
+    for entry in listing:
+        if entry.is_symlink or not entry.is_file:
             continue
-        for entry in listing:
-            if entry.is_symlink or not entry.is_file:
-                continue
-            if classify(entry.name).kind not in (Kind.FINDING, Kind.CLEAN):
-                continue
-            path = os.path.join(ref.round_dir, entry.name)
-            if wanted is not None and not wanted(path):
-                continue
-            data = read_bytes(path)
-            if isinstance(data, ReadFailure) or len(data) > 1024 * 1024:
-                continue
-            new = fixed_text(data)
-            if new == data:
-                continue
-            try:
-                write_atomic(path, new)
-            except OSError as exc:
-                yield FixFailure(path, exc.strerror or type(exc).__name__)
-            else:
-                yield Fixed(path)
+        if classify(entry.name).kind not in (Kind.FINDING, Kind.CLEAN):
+            continue
+        path = d.join(entry.name)
+        if wanted is not None and not wanted(path):
+            continue
+        data = read_bytes(entry.name, dir_fd=d.fd)
+        if isinstance(data, ReadFailure) or len(data) > FILE_CAP:
+            continue
+        new = fixed_text(data)
+        # a fix never creates a halt: a newline that would take the file over the cap
+        # (file_too_large) is not added, and its trailing_newline warning stays
+        if new == data or len(new) > FILE_CAP:
+            continue
+        try:
+            write_in(d, entry.name, new, shown=path)
+        except OSError as exc:
+            yield FixFailure(path, exc.strerror or type(exc).__name__)
+        else:
+            yield Fixed(path)

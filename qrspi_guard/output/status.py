@@ -7,7 +7,7 @@ import os
 from datetime import datetime, timezone
 from typing import Any
 
-from qrspi_guard.contract.layout import status_file_name
+from qrspi_guard.contract.layout import side_file_name, status_file_name
 from qrspi_guard.engine import RoundResult
 
 SCHEMA = "qrspi-guard/round-status/1"
@@ -16,9 +16,14 @@ SCHEMA = "qrspi-guard/round-status/1"
 def status_path(result: RoundResult) -> str | None:
     """Where the round's status file goes; None for pseudo-rounds and `round-NN-<suffix>/`
     directories, which never get one (generations.md §8)."""
-    if not result.ref.has_status_file or result.ref.round is None:
+    ref = result.ref
+    if not ref.has_status_file or ref.round is None:
         return None
-    return os.path.join(result.ref.step_dir, status_file_name(result.ref.round))
+    canonical = side_file_name(ref.round, "")
+    if (os.path.basename(os.path.abspath(ref.round_dir)) != canonical
+            and os.path.isdir(os.path.join(ref.step_dir, canonical))):
+        return None  # `round-001` named beside `round-01`: the file is round-01's own
+    return os.path.join(ref.step_dir, status_file_name(ref.round))
 
 
 def status_document(result: RoundResult, now: datetime | None = None) -> dict[str, Any]:
@@ -49,11 +54,13 @@ def render(doc: dict[str, Any]) -> bytes:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Temp file in the same directory, flush, fsync, rename: readers never see half
-    (:func:`qrspi_guard.output.files.write_atomic`; the file is 0644)."""
-    from qrspi_guard.output.files import write_atomic as atomic
+    """Temp file in the same directory, flush, fsync, rename: readers never see half;
+    the step directory and `reviews/` are opened without following links, so one
+    swapped for a link during the run is refused, never written through
+    (:func:`qrspi_guard.output.files.write_round_file`; the file is 0644)."""
+    from qrspi_guard.output.files import write_round_file
 
-    atomic(path, data, mode=0o644)
+    write_round_file(path, data, mode=0o644)
 
 
 def write_status(result: RoundResult, now: datetime | None = None) -> str | None:

@@ -17,9 +17,11 @@ from functools import cache
 from typing import Any
 
 from qrspi_guard.parse import fastparse
+from qrspi_guard.parse.capped import FILE_CAP
 from qrspi_guard.records import field, record
 
-MAX_BYTES = 1024 * 1024
+#: the one file cap (:mod:`qrspi_guard.parse.capped`); over it, `file_too_large`
+MAX_BYTES = FILE_CAP
 #: integers with more digits than this are kept as their text (see the loader)
 MAX_INT_DIGITS = 1000
 BOM = b"\xef\xbb\xbf"

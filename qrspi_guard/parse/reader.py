@@ -1,7 +1,8 @@
 """Reading a round directory's entries from disk, safely.
 
 Entries are opened relative to the round directory's descriptor, never following a
-symbolic link and never blocking on a FIFO; at most 1 MiB + 1 byte is read.
+symbolic link and never blocking on a FIFO; at most 1 MiB + 1 byte is read
+(:data:`qrspi_guard.parse.capped.FILE_CAP`, the one cap).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import os
 import stat
 from typing import NamedTuple
 
-from qrspi_guard.parse.frontmatter import MAX_BYTES
+from qrspi_guard.parse.capped import FILE_CAP as MAX_BYTES
+from qrspi_guard.parse.capped import read_prefix
 from qrspi_guard.records import record
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
@@ -31,8 +33,9 @@ class ReadFailure:
     message: str
 
 
-def list_round(round_dir: str) -> list[Entry] | ReadFailure:
-    """The entries of a round directory, sorted by name."""
+def list_round(round_dir: str | int) -> list[Entry] | ReadFailure:
+    """The entries of a round directory (a path, or an open directory's descriptor),
+    sorted by name."""
     try:
         with os.scandir(round_dir) as it:
             entries = []
@@ -78,15 +81,7 @@ _CHUNK = 1 << 16
 
 def _read_rest(fd: int, first: bytes) -> bytes:
     """*first* and what follows it, up to MAX_BYTES + 1 bytes in all."""
-    chunks = [first]
-    remaining = MAX_BYTES + 1 - len(first)
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+    return first + read_prefix(fd, MAX_BYTES - len(first))
 
 
 def read_listed_file(name: str, dir_fd: int) -> bytes | ReadFailure:

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from qrspi_guard.errors import ConfigFileError
+from qrspi_guard.parse.capped import FILE_CAP, read_prefix
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
 
@@ -36,7 +37,7 @@ KEYS: dict[str, str] = {
     "thresholds": "a table with style, clarity and correctness scores (0..100)",
 }
 #: the largest configuration file read (a config is a few hundred bytes)
-MAX_BYTES = 1024 * 1024
+MAX_BYTES = FILE_CAP
 
 
 @record
@@ -115,7 +116,7 @@ def _read(path: str) -> str | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        data = os.read(fd, MAX_BYTES + 1)
+        data = read_prefix(fd, MAX_BYTES)
     except OSError as exc:
         raise ConfigFileError(f"{one_line(path)}:1: cannot read: {exc.strerror}") from None
     finally:

@@ -1,9 +1,11 @@
 """Carry out a :class:`~qrspi_guard.split.plan.SplitPlan`: old state or new, never a mix.
 
 The caller holds the round's lock (:mod:`.lock`) and has repaired any earlier
-interrupted split (:mod:`.recover`). Every file made on the way has a reserved hidden
-name (:mod:`.residue`), so whatever state a ``kill -9`` leaves is either the old one,
-the new one, or a round that ``check`` reports as `split_incomplete`.
+interrupted split (:mod:`.recover`). Every step is relative to the round directory's
+descriptor, opened without following links (:class:`~qrspi_guard.parse.nofollow.Dir`).
+Every file made on the way has a reserved hidden name (:mod:`.residue`), so whatever
+state a ``kill -9`` leaves is either the old one, the new one, or a round that
+``check`` reports as `split_incomplete`.
 
 1. Each new file is written to ``.qrspi-split.<id>.new.<name>``, fsynced; the directory
    is fsynced.
@@ -26,21 +28,22 @@ import os
 import secrets
 import stat
 
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.split.errors import SplitIOError
 from qrspi_guard.split.faults import Fault, no_fault
 from qrspi_guard.split.plan import SplitPlan
-from qrspi_guard.split.recover import complete, fsync_dir, reason
+from qrspi_guard.split.recover import complete, opened, reason
 from qrspi_guard.split.residue import Intent, intent_name, intent_tmp_name, new_name
 
 __all__ = ["SplitIOError", "execute"]
 
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
-    | getattr(os, "O_CLOEXEC", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 
-def _write_new(directory: str, name: str, data: bytes, created: list[str]) -> None:
-    """Create *name* (never overwriting), write *data*, fsync it, mode 0644."""
-    fd = os.open(os.path.join(directory, name), _CREATE, 0o644)
+def _write_new(d: Dir, name: str, data: bytes, created: list[str]) -> None:
+    """Create *name* (never overwriting, never through a link), write *data*, fsync
+    it, mode 0644."""
+    fd = d.open(name, _CREATE, 0o644)
     created.append(name)
     try:
         os.fchmod(fd, 0o644)
@@ -52,12 +55,12 @@ def _write_new(directory: str, name: str, data: bytes, created: list[str]) -> No
         os.close(fd)
 
 
-def _undo(directory: str, created: list[str]) -> bool:
+def _undo(d: Dir, created: list[str]) -> bool:
     """Remove what an uncommitted attempt made; True when all of it is gone."""
     ok = True
     for name in reversed(created):
         try:
-            os.unlink(os.path.join(directory, name))
+            d.unlink(name)
         except FileNotFoundError:
             pass
         except OSError:
@@ -69,36 +72,48 @@ def _where(step: str, name: str) -> str:
     return f" ({step} {name})" if name else f" ({step})"
 
 
-def execute(plan: SplitPlan, fault: Fault | None = None) -> list[str]:
+def execute(plan: SplitPlan, fault: Fault | None = None, into: Dir | None = None
+            ) -> list[str]:
     """Write the plan's files and remove its removals as one step; returns warnings
-    (a step after the commit point that failed once and succeeded on retry). Raises
-    :class:`SplitIOError` when the round is not in the new state."""
+    (a step after the commit point that failed once and succeeded on retry). *into*:
+    the round directory, open (else ``plan.round_dir`` is opened without following
+    links); every step is relative to its descriptor. Raises :class:`SplitIOError`
+    when the round is not in the new state."""
     fault = fault or no_fault
-    directory = plan.round_dir
+    try:
+        with opened(into or plan.round_dir) as d:
+            return _execute(plan, fault, d)
+    except SplitIOError:
+        raise
+    except OSError as exc:
+        raise SplitIOError(f"could not write the files (open): {reason(exc)}; nothing was "
+                           "changed", True) from exc
+
+
+def _execute(plan: SplitPlan, fault: Fault, d: Dir) -> list[str]:
     attempt = secrets.token_hex(6)
     intent = Intent(plan.tag, tuple(w.name for w in plan.writes), tuple(plan.removals))
     created: list[str] = []
     step, name = "prepare", ""
     try:
         for name in plan.removals:
-            if stat.S_ISDIR(os.lstat(os.path.join(directory, name)).st_mode):
+            if stat.S_ISDIR(d.lstat(name).st_mode):
                 raise IsADirectoryError(0, "it is a directory, not a file it can replace")
         for write in plan.writes:
             step, name = "write", write.name
             fault(step, name)
-            _write_new(directory, new_name(attempt, write.name), write.data, created)
+            _write_new(d, new_name(attempt, write.name), write.data, created)
         step, name = "sync-new", ""
         fault(step, name)
-        fsync_dir(directory)
+        d.fsync()
         step = "intent"
         fault(step, name)
-        _write_new(directory, intent_tmp_name(attempt), intent.encode(), created)
+        _write_new(d, intent_tmp_name(attempt), intent.encode(), created)
         step = "commit"
         fault(step, name)
-        os.rename(os.path.join(directory, intent_tmp_name(attempt)),
-                  os.path.join(directory, intent_name(attempt)))
+        d.rename(intent_tmp_name(attempt), intent_name(attempt))
     except BaseException as exc:
-        restored = _undo(directory, created)
+        restored = _undo(d, created)
         message = f"could not write the files{_where(step, name)}: {reason(exc)}; "
         message += ("nothing was changed" if restored else
                     "its hidden files could not all be removed (split_incomplete): the "
@@ -106,19 +121,19 @@ def execute(plan: SplitPlan, fault: Fault | None = None) -> list[str]:
         if isinstance(exc, Exception):
             raise SplitIOError(message, restored) from exc
         raise  # KeyboardInterrupt / SystemExit: undone, then propagated
-    return _finish(directory, attempt, intent, fault)
+    return _finish(d, attempt, intent, fault)
 
 
-def _finish(directory: str, attempt: str, intent: Intent, fault: Fault) -> list[str]:
+def _finish(d: Dir, attempt: str, intent: Intent, fault: Fault) -> list[str]:
     """Steps 3-4, after the commit point: done, or retried once, or left for the next
     split (the round then reports `split_incomplete`)."""
     try:
-        complete(directory, attempt, intent, fault)
+        complete(d, attempt, intent, fault)
         return []
     except BaseException as exc:
         first = exc
     try:
-        complete(directory, attempt, intent, fault)
+        complete(d, attempt, intent, fault)
     except Exception as exc:
         raise SplitIOError(
             f"could not finish writing the files after the commit point: {reason(first)}; "

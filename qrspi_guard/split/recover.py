@@ -11,8 +11,10 @@ recovery that is itself interrupted is finished by the next one.
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.split.errors import RecoveryError
 from qrspi_guard.split.faults import Fault, no_fault
@@ -26,7 +28,16 @@ from qrspi_guard.split.residue import (
 )
 from qrspi_guard.textsafe import one_line
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+@contextmanager
+def opened(directory: str | Dir) -> Iterator[Dir]:
+    """*directory* as an open :class:`Dir` (a path is opened without following links,
+    and closed after). Raises OSError."""
+    if isinstance(directory, Dir):
+        yield directory
+        return
+    with Dir.round_path(directory) as d:
+        yield d
 
 
 def reason(exc: BaseException) -> str:
@@ -35,39 +46,32 @@ def reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def fsync_dir(path: str) -> None:
-    fd = os.open(path, _DIR_FLAGS)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def complete(directory: str, attempt: str, intent: Intent, fault: Fault,
+def complete(d: Dir, attempt: str, intent: Intent, fault: Fault,
              recovering: bool = False) -> None:
-    """Carry a committed attempt's intent out; safe to repeat after any interruption."""
+    """Carry a committed attempt's intent out; safe to repeat after any interruption.
+    Every name is resolved relative to *d*'s descriptor."""
     p = "recover-" if recovering else ""
     fault(p + "sync-intent", "")
-    fsync_dir(directory)
+    d.fsync()
     for name in intent.writes:
-        tmp = os.path.join(directory, new_name(attempt, name))
-        if os.path.lexists(tmp):  # else placed already
+        tmp = new_name(attempt, name)
+        if d.exists(tmp):  # else placed already
             fault(p + "place", name)
-            os.replace(tmp, os.path.join(directory, name))
+            d.replace(tmp, name)
     for name in intent.removals:
-        path = os.path.join(directory, name)
-        if name not in intent.writes and os.path.lexists(path):
+        if name not in intent.writes and d.exists(name):
             fault(p + "remove", name)
-            os.unlink(path)
+            d.unlink(name)
     fault(p + "sync", "")
-    fsync_dir(directory)
+    d.fsync()
     fault(p + "finish", "")
-    os.unlink(os.path.join(directory, intent_name(attempt)))
-    fsync_dir(directory)
+    d.unlink(intent_name(attempt))
+    d.fsync()
 
 
-def _read_intent(directory: str, attempt: str) -> Intent:
-    data = read_bytes(os.path.join(directory, intent_name(attempt)))
+def _read_intent(d: Dir, attempt: str) -> Intent:
+    directory = d.path
+    data = read_bytes(intent_name(attempt), dir_fd=d.fd)
     intent = None if isinstance(data, ReadFailure) else Intent.decode(data)
     if intent is None:
         raise RecoveryError(
@@ -77,15 +81,15 @@ def _read_intent(directory: str, attempt: str) -> Intent:
     return intent
 
 
-def _drop(directory: str, names: list[str], fault: Fault) -> None:
+def _drop(d: Dir, names: list[str], fault: Fault) -> None:
     for name in names:
         fault("recover-drop", name)
         try:
-            os.unlink(os.path.join(directory, name))
+            d.unlink(name)
         except FileNotFoundError:
             pass
     fault("recover-finish", "")
-    fsync_dir(directory)
+    d.fsync()
 
 
 def _full(attempt: str, part: ResidueName) -> str:
@@ -94,37 +98,44 @@ def _full(attempt: str, part: ResidueName) -> str:
     return f".qrspi-split.{attempt}.{part.role}"
 
 
-def recover(directory: str, fault: Fault | None = None) -> list[str]:
+def recover(directory: str | Dir, fault: Fault | None = None) -> list[str]:
     """Roll every interrupted attempt in *directory* back or forward; returns one line
     per attempt saying which. Raises :class:`RecoveryError` when it cannot."""
     fault = fault or no_fault
-    said = []
+    shown = directory.path if isinstance(directory, Dir) else directory
     try:
-        attempts: dict[str, list[ResidueName]] = {}
-        for name in residue_in(directory):
-            part = parse_residue(name)
-            if part is None:
-                raise RecoveryError(
-                    f"{one_line(directory)} holds {one_line(name)}, which is in split's "
-                    "reserved name pattern but is not a file split writes; move it away "
-                    "by hand")
-            attempts.setdefault(part.attempt, []).append(part)
-        for attempt, parts in sorted(attempts.items()):
-            if any(p.role == "intent" for p in parts):
-                intent = _read_intent(directory, attempt)
-                complete(directory, attempt, intent, fault, recovering=True)
-                stray = [_full(attempt, p) for p in parts
-                         if p.role == "intent-tmp" or (p.role == "new"
-                                                       and p.target not in intent.writes)]
-                if stray:
-                    _drop(directory, stray, fault)
-                said.append(f"completed an interrupted split of {intent.tag} (it had "
-                            f"committed): {len(intent.writes)} file(s) in place")
-            else:
-                _drop(directory, [_full(attempt, p) for p in parts], fault)
-                said.append(f"rolled back an interrupted split (it had not committed): "
-                            f"removed {len(parts)} hidden file(s)")
+        with opened(directory) as d:
+            return _recover(d, fault)
     except OSError as exc:
-        raise RecoveryError(f"cannot repair the interrupted split in {one_line(directory)}: "
+        raise RecoveryError(f"cannot repair the interrupted split in {one_line(shown)}: "
                             f"{reason(exc)}; the round still reports split_incomplete") from exc
+
+
+def _recover(d: Dir, fault: Fault) -> list[str]:
+    directory = d.path
+    said = []
+    attempts: dict[str, list[ResidueName]] = {}
+    for name in residue_in(d):
+        part = parse_residue(name)
+        if part is None:
+            raise RecoveryError(
+                f"{one_line(directory)} holds {one_line(name)}, which is in split's "
+                "reserved name pattern but is not a file split writes; move it away "
+                "by hand")
+        attempts.setdefault(part.attempt, []).append(part)
+    for attempt, parts in sorted(attempts.items()):
+        if any(p.role == "intent" for p in parts):
+            intent = _read_intent(d, attempt)
+            complete(d, attempt, intent, fault, recovering=True)
+            stray = [_full(attempt, p) for p in parts
+                     if p.role == "intent-tmp" or (p.role == "new"
+                                                   and p.target not in intent.writes)]
+            if stray:
+                _drop(d, stray, fault)
+            said.append(f"completed an interrupted split of {intent.tag} (it had "
+                        f"committed): {len(intent.writes)} file(s) in place")
+        else:
+            _drop(d, [_full(attempt, p) for p in parts], fault)
+            said.append(f"rolled back an interrupted split (it had not committed): "
+                        f"removed {len(parts)} hidden file(s)")
     return said

@@ -32,6 +32,7 @@ from qrspi_guard.contract.layout import (
     new_name,
     parse_residue,
 )
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 
 __all__ = ["MAX_INTENT_BYTES", "RESERVED_PREFIX", "Intent", "ResidueName", "intent_name",
@@ -79,6 +80,7 @@ def _is_output_of(tag: str, name: str) -> bool:
     return fname.kind in (Kind.FINDING, Kind.CLEAN, Kind.SIDECAR) and fname.tag == tag
 
 
-def residue_in(round_dir: str) -> list[str]:
+def residue_in(round_dir: str | Dir) -> list[str]:
     """The reserved names in a round directory now (sorted)."""
-    return sorted(n for n in os.listdir(round_dir) if is_split_residue(n))
+    names = round_dir.listdir() if isinstance(round_dir, Dir) else os.listdir(round_dir)
+    return sorted(n for n in names if is_split_residue(n))

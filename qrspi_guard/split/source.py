@@ -10,26 +10,12 @@ from __future__ import annotations
 
 import os
 
+from qrspi_guard.parse.capped import FILE_CAP, read_capped
 from qrspi_guard.split.errors import InputTooLarge, SplitInputError
 from qrspi_guard.textsafe import one_line
 
 #: Far above any real reviewer's stdout (every file it becomes is capped at 1 MiB).
-MAX_INPUT_BYTES = 16 * 1024 * 1024
-_CHUNK = 1 << 20
-
-
-def read_capped(fd: int, cap: int = MAX_INPUT_BYTES) -> bytes | None:
-    """All of *fd* up to EOF, or None once more than *cap* bytes came."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = os.read(fd, min(_CHUNK, cap + 1 - size))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            return None
+MAX_INPUT_BYTES = 16 * FILE_CAP
 
 
 def read_input(path: str, cap: int = MAX_INPUT_BYTES) -> bytes:

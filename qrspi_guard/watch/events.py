@@ -14,9 +14,9 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from qrspi_guard.records import record
 
@@ -30,6 +30,7 @@ class EventKind(Enum):
     DIR_CREATED = "dir_created"  #: a directory appeared (scan it: its events may be missed)
     DIR_DELETED = "dir_deleted"
     LOSS = "loss"  #: events may have been lost: reconcile with the disk
+    MODE = "mode"  #: the source fell back to polling (detail: why); reconcile with the disk
     STOP = "stop"  #: stop the loop (signals)
 
 
@@ -169,15 +170,27 @@ class _LossLog(logging.Handler):
         self._q.put(FsEvent(EventKind.LOSS, "", record.getMessage()[:200]))
 
 
+#: inotify_add_watch(fd, path, mask) -> watch descriptor, or -1 with ctypes' errno set
+AddWatch = Callable[[int, bytes, int], int]
+
+
 class WatchdogSource:
     """watchdog's inotify observer over ROOT (recursive), or its polling observer.
 
     When inotify runs out of watches or instances (``OSError`` ENOSPC / EMFILE while
     scheduling or starting), the source falls back to polling and says why in
-    :attr:`note`.
+    :attr:`note`. watchdog itself swallows a failed watch on a directory below ROOT
+    (at start, or for a directory created later): that directory would go unwatched
+    until the next rescan while the mode still said inotify. So every
+    ``inotify_add_watch`` goes through :meth:`_add_watch` (*add_watch* replaces the real
+    call: the seam where tests inject ENOSPC); on ENOSPC or EMFILE the whole tree falls
+    back to polling (at once during :meth:`start`; from the loop's next :meth:`get`
+    later, which then returns a :attr:`EventKind.MODE` event saying why, so the loop
+    reports it and reconciles with the disk, catching what went unseen meanwhile).
     """
 
-    def __init__(self, root: str, polling: bool = False, poll_interval: float = 0.5) -> None:
+    def __init__(self, root: str, polling: bool = False, poll_interval: float = 0.5,
+                 add_watch: AddWatch | None = None) -> None:
         self.root = root
         self.mode = "polling" if polling else "inotify"
         self.note: str | None = None
@@ -187,6 +200,42 @@ class WatchdogSource:
         self._loss_log = _LossLog(self._q)
         self._loggers = [logging.getLogger("watchdog.observers.inotify"),
                          logging.getLogger("watchdog.observers.inotify_c")]
+        self._add_watch_real = add_watch
+        self._limit: str | None = None  #: why a watch could not be added (once hit)
+        self._patched: tuple[Any, Any] | None = None  #: (module, its inotify_add_watch)
+
+    def _add_watch(self, fd: int, path: bytes, mask: int) -> int:
+        """watchdog's ``inotify_add_watch``, noting when the kernel's limit is reached
+        (called from watchdog's threads: it only records, :meth:`get` acts)."""
+        import ctypes
+
+        assert self._add_watch_real is not None
+        wd = self._add_watch_real(fd, path, mask)
+        if wd == -1:
+            code = ctypes.get_errno()
+            if code in INOTIFY_LIMIT_ERRNOS and self._limit is None:
+                what = "watches" if code == errno.ENOSPC else "instances"
+                self._limit = (f"out of inotify {what} ({os.strerror(code)}) for "
+                               f"{os.fsdecode(path)}; falling back to polling")
+                self._q.put(FsEvent(EventKind.MODE, os.fsdecode(path), self._limit))
+        return wd
+
+    def _patch(self) -> None:
+        """Route watchdog's inotify_add_watch through :meth:`_add_watch`."""
+        from watchdog.observers import inotify_c
+
+        real = inotify_c.inotify_add_watch
+        if self._add_watch_real is None:
+            self._add_watch_real = real
+        inotify_c.inotify_add_watch = self._add_watch  # type: ignore[assignment]
+        self._patched = (inotify_c, real)
+
+    def _unpatch(self) -> None:
+        if self._patched is not None:
+            module, real = self._patched
+            if module.inotify_add_watch == self._add_watch:
+                module.inotify_add_watch = real
+            self._patched = None
 
     def _handler(self) -> object:
         from watchdog.events import FileSystemEventHandler
@@ -223,6 +272,7 @@ class WatchdogSource:
         if self.mode == "polling":
             self._start(True)
             return
+        self._patch()
         try:
             self._start(False)
         except OSError as exc:
@@ -231,10 +281,32 @@ class WatchdogSource:
             what = "watches" if exc.errno == errno.ENOSPC else "instances"
             self.note = (f"out of inotify {what} ({os.strerror(exc.errno)}); "
                          "falling back to polling")
-            self.mode = "polling"
-            self._start(True)
+            self._fall_back()
+            self._drain_mode()
+            return
+        if self._limit is not None:  # a directory below ROOT could not be watched
+            self.note = self._limit
+            self._fall_back()
+            self._drain_mode()
+
+    def _fall_back(self) -> None:
+        """Polling for the whole tree, from now on."""
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()  # type: ignore[attr-defined]
+            observer.join(timeout=5)  # type: ignore[attr-defined]
+        self._unpatch()
+        self.mode = "polling"
+        self._start(True)
+
+    def _drain_mode(self) -> None:
+        """Drop MODE events already handled by :meth:`start` (the note says it)."""
+        kept = [e for e in self._q.get(0) if e.kind is not EventKind.MODE]
+        for e in kept:
+            self._q.put(e)
 
     def stop(self) -> None:
+        self._unpatch()
         for lg in self._loggers:
             lg.removeHandler(self._loss_log)
         observer = self._observer
@@ -245,7 +317,11 @@ class WatchdogSource:
                 observer.join(timeout=5)  # type: ignore[attr-defined]
 
     def get(self, timeout: float | None) -> list[FsEvent]:
-        return self._q.get(timeout)
+        events = self._q.get(timeout)
+        if self.mode == "inotify" and any(e.kind is EventKind.MODE for e in events):
+            self.note = self._limit
+            self._fall_back()  # here, in the loop's thread: never in watchdog's own
+        return events
 
     def put(self, event: FsEvent) -> None:
         self._q.put(event)

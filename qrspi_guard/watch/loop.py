@@ -25,6 +25,7 @@ from qrspi_guard.contract.layout import (
     RoundRef,
     classify,
     is_split_residue,
+    round_number,
     status_file_name,
     verified_file_name,
 )
@@ -32,6 +33,7 @@ from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import RoundResult
 from qrspi_guard.engine.discover import discover_dir, with_step
 from qrspi_guard.engine.entries import Context
+from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.output.status import without_timestamp, write_atomic
 from qrspi_guard.records import record
 from qrspi_guard.settings.selection import DEFAULT, Selection, apply_selection
@@ -39,6 +41,7 @@ from qrspi_guard.textsafe import one_line
 from qrspi_guard.watch.configs import RunConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
 from qrspi_guard.watch.judge import RoundJudge, ignored
+from qrspi_guard.watch.links import LinkedRounds, linked_rounds
 from qrspi_guard.watch.policy import Policy, Probe, lease_probe, peek_frontmatter_closed
 from qrspi_guard.watch.publish import (
     LineSink,
@@ -47,7 +50,7 @@ from qrspi_guard.watch.publish import (
     read_previous,
     sweep_stale_temps,
 )
-from qrspi_guard.watch.reconcile import reconcile_rounds, sig_or_none
+from qrspi_guard.watch.reconcile import mtime_or_zero, reconcile_rounds, sig_or_none
 from qrspi_guard.watch.registry import Registry, Tracked
 
 _CONFIG_OWNER = "config:"
@@ -112,13 +115,14 @@ class Watcher:
         self.configs = RunConfigs(overrides)
         #: judging context shared by every round: the generation resolver remembers each
         #: run's majority until a round's evidence changes (generations.md §6)
-        self.ctx = Context(overrides)
+        self.ctx = Context(overrides, SideFiles(cache=True))  # forgotten on change
         self.side_sigs: dict[str, Any] = {}  #: reconcile snapshot of side files and configs
         #: files judged in rounds no longer tracked (their judges are gone)
         self.dropped_parses = 0
         self._need_discover = False
         self._suspects: set[str] = set()  #: round-like dirs that asked for a discovery
         self._not_rounds: set[str] = set()  #: ... and turned out not to be rounds
+        self._links = LinkedRounds()  #: rounds a symbolic link stands in place of
         self._stop = threading.Event()
         self._critical = 0  #: > 0 while a status or events write is under way
         self._stopping = False  #: shutting down: a signal no longer interrupts anything
@@ -233,23 +237,25 @@ class Watcher:
         if not os.path.isdir(self.root):
             raise RootGone
         found: dict[str, RoundRef] = {}
+        diags: list[Diagnostic] = []
         for item in discover_dir(self.root):
             if isinstance(item, Diagnostic):
+                diags.append(item)
                 continue
             ref = with_step(item, self.overrides.step)
             found.setdefault(os.path.normpath(ref.round_dir), ref)
+        linked = linked_rounds(diags, {k: t.ref for k, t in self.rounds.items()},
+                               self.overrides.step)
         for key in [k for k in self.rounds if k not in found]:
             self._drop(key)
+        self._links.publish(linked, self.configs, self.selection, self.publisher.publish)
         new = [k for k in found if k not in self.rounds]
         for key in sorted(new):
             self._track(key, found[key])
         self._not_rounds = (self._not_rounds | self._suspects) - set(self.rounds)
         self._suspects = set()
-        for key in new:  # a later round appeared: the earlier ones are complete
-            t = self.rounds[key]
-            for other in self.registry.siblings(t):
-                if self.rounds[other].number < t.number:
-                    self.policy.round_complete(other)
+        for other in self.registry.earlier_than(new):  # a later round appeared
+            self.policy.round_complete(other)
 
     def _track(self, key: str, ref: RoundRef) -> None:
         cfg = self.configs.track(ref)
@@ -267,9 +273,9 @@ class Watcher:
                          f"{one_line(ref.step_dir)}, a temp file left by an interrupted "
                          "status write")
         names = t.judge.listing() or []
-        newest = _mtime(key)
+        newest = mtime_or_zero(key)
         for name in names:
-            newest = max(newest, _mtime(os.path.join(key, name)))
+            newest = max(newest, mtime_or_zero(os.path.join(key, name)))
             self.policy.file_event(os.path.join(key, name), key, EventKind.CREATED)
         self.policy.round_seen(key, age=self.wall() - newest if newest else 0.0)
         if self.registry.later_round_exists(t) or os.path.isfile(t.verified_path()):
@@ -288,10 +294,16 @@ class Watcher:
         policy = self.policy
         for e in events:
             kind = e.kind
-            if kind is EventKind.LOSS:
+            if kind in (EventKind.LOSS, EventKind.MODE):
+                if kind is EventKind.MODE:  # fell back to polling: say so, then reconcile
+                    self.err(f"qrspi-guard: watch: {one_line(e.detail)}")
+                    policy.now_polling(getattr(self.source, "poll_interval", 0.5))
                 policy.loss()
+                self.ctx.sides.forget()
                 continue
             path = os.path.abspath(e.path) if e.path else ""
+            if os.path.dirname(path) not in self.rounds:  # a step's listing may change
+                self.ctx.sides.forget(os.path.dirname(path))
             if kind in (EventKind.DIR_CREATED, EventKind.DIR_DELETED):
                 if kind is EventKind.DIR_DELETED and path == self.root:
                     raise RootGone
@@ -331,6 +343,9 @@ class Watcher:
                     self._reread_config(path)
                 else:
                     policy.file_event(path, _CONFIG_OWNER + path, kind)
+                continue
+            if round_number(name) is not None and kind is not EventKind.DELETED:
+                self._need_discover = True  # a `round-NN` that is no directory: a link?
                 continue
             if parent not in self._not_rounds and not ignored(name) \
                     and os.path.basename(parent).startswith("round"):
@@ -426,6 +441,7 @@ class Watcher:
     def reconcile(self) -> None:
         """Compare the tree (names, sizes, mtimes) with what was judged; judge what
         changed. Runs after any sign of lost events and every --rescan seconds."""
+        self.ctx.sides.forget()
         self.discover()
         if not reconcile_rounds(self.rounds, self.policy, self.side_sigs):
             self._need_discover = True
@@ -434,10 +450,3 @@ class Watcher:
                 self._reread_config(cfg)
         if self.publisher.has_unwritten():
             self.publisher.retry()
-
-
-def _mtime(path: str) -> float:
-    try:
-        return os.lstat(path).st_mtime
-    except OSError:
-        return 0.0

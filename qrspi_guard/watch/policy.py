@@ -191,6 +191,10 @@ class Policy:
         if r is not None:
             r.last_activity = self.clock()
 
+    def now_polling(self, poll_interval: float) -> None:
+        """The source fell back to polling mid-run: quiet is two polls from now on."""
+        self.quiet = max(self.quiet, 2 * poll_interval)
+
     def round_seen(self, key: str, age: float = 0.0) -> None:
         """A round is tracked from now; *age*: seconds since its last change on disk."""
         if key not in self.rounds:

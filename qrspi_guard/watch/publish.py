@@ -26,6 +26,7 @@ from typing import Any
 
 from qrspi_guard.engine import RoundResult
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
 from qrspi_guard.watch.lines import text_line
@@ -50,8 +51,9 @@ def _why(exc: BaseException) -> str:
 def read_previous(path: str) -> dict[str, Any] | None:
     """The status file left by an earlier run, or None. Never blocks (a FIFO or a device
     in its place is "no previous status") and reads at most MAX_STATUS_BYTES."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
+    try:  # beside the round: its step directory is never reached through a link
+        with Dir.round_path(os.path.dirname(path) or os.curdir) as d:
+            fd = d.open(os.path.basename(path), _READ_FLAGS)
     except OSError:
         return None
     try:
@@ -82,16 +84,15 @@ def sweep_stale_temps(step_dir: str, now: float) -> list[str]:
     killed writer: the status file beside them is the old one, whole). Returns the
     names removed; failures are ignored (the next start tries again)."""
     removed = []
-    try:
-        with os.scandir(step_dir) as it:
-            for entry in it:
-                name = entry.name
+    try:  # relative to the step's descriptor: never through a link swapped in meanwhile
+        with Dir.round_path(step_dir) as d:
+            for name in d.listdir():
                 if not (name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)):
                     continue
                 try:
-                    st = entry.stat(follow_symlinks=False)
+                    st = d.lstat(name)
                     if stat.S_ISREG(st.st_mode) and now - st.st_mtime >= STALE_TEMP_AGE:
-                        os.unlink(entry.path)
+                        d.unlink(name)
                         removed.append(name)
                 except OSError:
                     continue

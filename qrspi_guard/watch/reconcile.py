@@ -22,6 +22,14 @@ def sig_or_none(path: str) -> tuple[int, int, int, int] | None:
         return None
 
 
+def mtime_or_zero(path: str) -> float:
+    """The entry's mtime (0.0 when it is not there)."""
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
 def reconcile_rounds(rounds: dict[str, Tracked], policy: Policy,
                      side_sigs: dict[str, Any]) -> bool:
     """Tell *policy* about every round entry and side file that differs from what was

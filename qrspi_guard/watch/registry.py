@@ -55,17 +55,22 @@ class Registry:
     def __init__(self) -> None:
         self.rounds: dict[str, Tracked] = {}  #: round dir (absolute) -> tracked round
         self.step_dirs: dict[str, set[str]] = {}  #: step dir -> round keys in it
+        self._highest: dict[str, int] = {}  #: step dir -> its highest round number
 
     def add(self, key: str, t: Tracked) -> bool:
         """Track *t*; True when its step directory is new to the watch."""
         self.rounds[key] = t
         new_step = t.step_key not in self.step_dirs
         self.step_dirs.setdefault(t.step_key, set()).add(key)
+        self._highest[t.step_key] = max(self._highest.get(t.step_key, 0), t.number)
         return new_step
 
     def drop(self, key: str) -> Tracked:
         t = self.rounds.pop(key)
-        self.step_dirs.get(t.step_key, set()).discard(key)
+        keys = self.step_dirs.get(t.step_key, set())
+        keys.discard(key)
+        if self._highest.get(t.step_key) == t.number:
+            self._highest[t.step_key] = max((self.rounds[k].number for k in keys), default=0)
         return t
 
     def siblings(self, t: Tracked) -> set[str]:
@@ -73,7 +78,20 @@ class Registry:
         return self.step_dirs.get(t.step_key, set())
 
     def later_round_exists(self, t: Tracked) -> bool:
-        return any(self.rounds[k].number > t.number for k in self.siblings(t))
+        """A round of a higher number in *t*'s step directory (O(1): the step's highest
+        number is kept, so judging N rounds costs N, not N squared)."""
+        return self._highest.get(t.step_key, 0) > t.number
+
+    def earlier_than(self, new: list[str]) -> list[str]:
+        """The rounds of the step directories of the *new* keys whose number is below
+        the highest new one there: a later round appeared, so they are complete (one
+        pass per step directory, however many rounds are new)."""
+        top: dict[str, int] = {}
+        for key in new:
+            t = self.rounds[key]
+            top[t.step_key] = max(top.get(t.step_key, 0), t.number)
+        return [k for step, n in top.items() for k in self.step_dirs.get(step, ())
+                if self.rounds[k].number < n]
 
     def side_owner(self, parent: str, name: str) -> str | None:
         """The round a file beside the rounds (round-NN-verified.md, ...) bears on."""
