@@ -85,3 +85,50 @@ def test_the_gitlab_example_names_options_check_has() -> None:
     for arg in args:
         if arg.startswith("--"):
             assert arg in help_text, arg
+
+
+def test_the_readme_adoption_workflow_runs_as_written_and_then_fails_only_on_new_problems(
+        tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    from tests.support import FIXTURES, SCRIPT
+
+    commands = [ln for ln in blocks("sh", section("### Adopting the gate")) [0].splitlines()
+                if ln.strip()]
+    assert commands[0].startswith("qrspi-guard check . --write-baseline")
+    assert commands[-1] == "qrspi-guard check ."
+    repo = tmp_path / "repo"
+    for name in ("example", "example-fanin"):
+        shutil.copytree(FIXTURES / name, repo / name)
+    env = {**os.environ, "PATH": f"{SCRIPT.parent}{os.pathsep}{os.environ['PATH']}",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR"):
+        env.pop(var, None)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "-m", "old rounds"], cwd=repo, check=True, env=env)
+
+    def sh(cmd: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", cmd], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    for cmd in commands[:-1]:
+        proc = sh(cmd)
+        assert proc.returncode == 0, (cmd, proc.stdout, proc.stderr)
+    assert "wrote 6 baseline entries to qrspi-guard-baseline.json" in sh(commands[0]).stderr
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                          text=True).stdout == ""  # all committed
+    gate = sh(commands[-1])
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert gate.stdout.splitlines() == [
+        "9 rounds, 48 files: 0 errors, 0 warnings (6 in baseline, 0 fixed)"]
+    new = next(repo.glob("example/**/design/round-02")) / "quality-claude.finding-F03.md"
+    new.write_text(next(new.parent.glob("*F01.md")).read_text()
+                   .replace("R2-F01", "R2-F03").replace("severity: high", "severity: hihg"))
+    gate = sh(commands[-1])
+    assert gate.returncode == 1
+    lines = gate.stdout.splitlines()
+    assert all("quality-claude.finding-F03.md" in ln for ln in lines[:-1]), lines
+    assert lines[-1].endswith("(6 in baseline, 0 fixed)")

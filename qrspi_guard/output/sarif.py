@@ -11,14 +11,13 @@
 - URIs are relative to ``%SRCROOT%``: the git top level of the working directory, or
   the working directory outside git. Never absolute; a name that is not valid UTF-8
   has its raw bytes percent-encoded.
-- ``partialFingerprints`` (``qrspiGuard/v1``) hash the cause, the original place and
-  what was found, never a line number, so a result keeps its identity when unrelated
-  lines move.
+- ``partialFingerprints`` (``qrspiGuard/v1``) are :mod:`qrspi_guard.output.fingerprint`'s:
+  the cause, the original place and what was found, never a line number, so a result
+  keeps its identity when unrelated lines move (the baseline matches on the same).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -29,6 +28,7 @@ from qrspi_guard import __version__
 from qrspi_guard.contract.causes import CATALOGUE, Cause
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
+from qrspi_guard.output.fingerprint import FINGERPRINT, fingerprint, relative, source_root
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
@@ -38,7 +38,6 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 #: the project's home (the one placeholder the README names)
 HOMEPAGE = "https://github.com/OWNER/qrspi-guard"
 SRCROOT = "%SRCROOT%"
-FINGERPRINT = "qrspiGuard/v1"
 
 
 def _short(meaning: str) -> str:
@@ -80,19 +79,6 @@ def rules() -> list[dict[str, Any]]:
     ]
 
 
-def source_root(start: str | None = None) -> str:
-    """The git top level above *start* (default: the working directory), else *start*."""
-    here = os.path.abspath(start or os.getcwd())
-    d = here
-    while True:
-        if os.path.lexists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return here
-        d = parent
-
-
 class Locator:
     """Where a diagnostic's result is placed: an existing file under the source root."""
 
@@ -101,8 +87,7 @@ class Locator:
         self._first: dict[str, str | None] = {}
 
     def relative(self, path: str) -> str:
-        rel = os.path.relpath(os.path.abspath(path or "."), self.root)
-        return "." if rel == os.curdir else rel.replace(os.sep, "/")
+        return relative(path, self.root)
 
     def uri(self, path: str) -> str:
         """A URI reference relative to the source root (raw bytes percent-encoded)."""
@@ -151,14 +136,6 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _fingerprint(d: Diagnostic, where: str, seen: dict[str, int]) -> str:
-    key = "\0".join([d.cause, where, d.file or "", d.field or "", d.tag or "", d.value or ""])
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    n = seen.get(digest, 0) + 1
-    seen[digest] = n
-    return f"{digest}:{n}"
-
-
 def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str, Any]:
     target, exact = locator.place(d.path)
     message = one_line(d.message)
@@ -174,7 +151,7 @@ def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str
             "artifactLocation": {"uri": locator.uri(target), "uriBaseId": SRCROOT},
             "region": region,
         }}],
-        "partialFingerprints": {FINGERPRINT: _fingerprint(d, locator.relative(d.path), seen)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(d, locator.relative(d.path), seen)},
     }
 
 

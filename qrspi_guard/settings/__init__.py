@@ -71,6 +71,8 @@ class Settings:
     selection: Selection = DEFAULT
     extra_expected: tuple[tuple[str, tuple[str, ...]], ...] = ()
     thresholds: Thresholds | None = None
+    #: the baseline file (``baseline``, relative to its config file), read by check only
+    baseline: str | None = None
     layers: tuple[Layer, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -92,6 +94,7 @@ class Settings:
             "per-file-ignores": {p.pattern: sorted(p.causes) for p in self.selection.per_file},
             "extra-expected-tags": {k: list(v) for k, v in self.extra_expected},
             "thresholds": self.thresholds.as_dict() if self.thresholds else None,
+            "baseline": self.baseline,
             "disabled": self.selection.disabled,
             "sources": dict(self.sources),
         }
@@ -105,7 +108,7 @@ class Settings:
 
         lines = [f"config file: {one_line(self.config.shown) if self.config else '(none)'}"]
         for key in ("format", "strict", "protocol", "select", "extend-select", "ignore",
-                    "per-file-ignores", "extra-expected-tags", "thresholds"):
+                    "per-file-ignores", "extra-expected-tags", "thresholds", "baseline"):
             value = json.dumps(data[key], ensure_ascii=True)
             source = self.sources.get(key, DEFAULT_SOURCE)
             lines.append(f"{key} = {one_line(value)}  # {one_line(source)}")
@@ -230,6 +233,11 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
             s.extra_expected, src["extra-expected-tags"] = _extra(cfg), where
         if "thresholds" in v:
             s.thresholds, src["thresholds"] = _thresholds(cfg), where
+        if "baseline" in v:
+            if not isinstance(v["baseline"], str) or not v["baseline"].strip():
+                raise cfg.error("baseline", "must be a file name (relative to this file)")
+            s.baseline = os.path.join(cfg.directory, v["baseline"])
+            src["baseline"] = where
         layer, per_file = _file_layer(cfg)
         layers.append(layer)
         for key in ("select", "extend-select", "ignore", "per-file-ignores"):
