@@ -157,7 +157,7 @@ def test_the_project_setting_is_relative_to_its_file_and_read_from_a_subdirector
     (repo / "pyproject.toml").write_text('[tool.qrspi-guard]\nbaseline = "qa/baseline.json"\n')
     proc = check(repo, ".", cwd=repo / "example")
     assert proc.returncode == 0, proc.stdout
-    assert summary(proc).endswith("(3 in baseline, 3 fixed)")  # only example/ is checked
+    assert summary(proc).endswith("(3 in baseline, 0 fixed)")  # example-fanin unseen
     shown = check(repo, "--show-settings").stdout.decode()
     assert re.search(r'^baseline = ".*qa/baseline\.json"  # pyproject\.toml', shown, re.M)
     # --baseline replaces the setting; --isolated reads no file
@@ -186,3 +186,13 @@ def test_watch_and_hook_ignore_the_baseline_setting(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.qrspi-guard]\nbaseline = "nowhere.json"\n')
     # the hook's and watch's settings entry reads the file without the baseline
     assert selection_for(str(repo)).everything
+
+
+def test_files_of_one_round_count_as_fixed_only_the_entries_of_that_round(repo: Path) -> None:
+    """As the pre-commit hook passes them: the other rounds' entries were not looked at."""
+    write(repo)
+    f02 = repo / DESIGN / "quality-claude.finding-F02.md"
+    f02.write_text(f02.read_text().replace("category:", "change_type:"))
+    proc = check(repo, f"{DESIGN}/quality-claude.finding-F02.md", "--baseline", "baseline.json")
+    assert proc.returncode == 0
+    assert summary(proc).endswith("(2 in baseline, 1 fixed)")

@@ -165,9 +165,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
             _write_statuses(as_is)
         _exit(0)
     if baseline is not None:
-        from qrspi_guard.output.baseline import apply_baseline
+        from qrspi_guard.output.baseline import Scope, apply_baseline
 
-        result, _ = apply_baseline(result, baseline)
+        result, _ = apply_baseline(result, baseline, Scope(result, paths))
     color = (fmt == "text" and not no_color
              and use_color(color_choice, os.environ, _isatty(sys.stdout)))
     elapsed = time.monotonic() - started

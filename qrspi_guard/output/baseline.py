@@ -156,10 +156,39 @@ def _restatus(rr: RoundResult, drop: set[int],
     return kept
 
 
-def apply_baseline(result: CheckResult, baseline: Baseline) -> tuple[CheckResult, Outcome]:
+class Scope:
+    """What a check looked at, so that an entry it could not have seen is not counted
+    as fixed (a pre-commit hook passes the files of one round): the trees of the
+    directory arguments, and of each checked round its directory, its side files
+    (``round-NN-verified.md``...) and the files beside its run's ``reviews/``."""
+
+    def __init__(self, result: CheckResult, paths: Iterable[str]) -> None:
+        self.trees = [os.path.abspath(p) for p in (list(paths) or ["."]) if os.path.isdir(p)]
+        self.sides: set[tuple[str, str]] = set()
+        self.beside: set[str] = set()
+        for rr in result.rounds:
+            ref = rr.ref
+            self.trees.append(os.path.abspath(ref.round_dir))
+            self.sides.add((os.path.abspath(ref.step_dir), os.path.basename(ref.round_dir)))
+            if ref.artifact_dir is not None:
+                self.beside.add(os.path.abspath(ref.artifact_dir))
+
+    def holds(self, path: str) -> bool:
+        if any(path == t or path.startswith(t.rstrip(os.sep) + os.sep) for t in self.trees):
+            return True
+        directory, name = os.path.split(path)
+        if directory in self.beside:
+            return True
+        return any(directory == d and name.startswith(r) and not name[len(r):][:1].isdigit()
+                   for d, r in self.sides)
+
+
+def apply_baseline(result: CheckResult, baseline: Baseline,
+                   scope: Scope | None = None) -> tuple[CheckResult, Outcome]:
     """*result* without the diagnostics that match *baseline*'s entries (rounds'
     statuses recomputed, as the outputs show them), and how many were left out and how
-    many entries no longer occur. Never changes *result*."""
+    many entries within *scope* (default: all) no longer occur. Never changes
+    *result*."""
     matched: set[Entry] = set()
     drop: set[int] = set()  # the rounds hold the very objects of result.diagnostics
     entries = entries_of(result.diagnostics, baseline.root)
@@ -167,7 +196,11 @@ def apply_baseline(result: CheckResult, baseline: Baseline) -> tuple[CheckResult
         if entry in baseline.entries:
             matched.add(entry)
             drop.add(id(d))
-    outcome = Outcome(len(drop), len(baseline.entries - matched))
+    gone = baseline.entries - matched
+    if scope is not None:
+        gone = frozenset(e for e in gone
+                         if scope.holds(os.path.normpath(os.path.join(baseline.root, e.path))))
+    outcome = Outcome(len(drop), len(gone))
     runs: dict[int, list[Diagnostic]] = {}
     filtered = replace(result,
                        diagnostics=[d for d in result.diagnostics if id(d) not in drop],
