@@ -44,8 +44,9 @@ TOOLS: dict[str, dict[str, tuple[str, str]]] = {
     GEMINI: {"write_file": (WRITE, "file_path"), "replace": (REPLACE, "file_path"),
              "run_shell_command": (SHELL, "command")},
 }
-#: kinds judged before the call: the whole new file, or an edit applied in memory
-PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE})
+#: kinds judged before the call: the whole new file, or an edit applied in memory; and a
+#: shell command, whose named rounds' state is recorded (never judged) before it runs
+PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, SHELL})
 #: kinds judged after the call: the file as it now is on disk, or the rounds a command names
 POST_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL})
 
