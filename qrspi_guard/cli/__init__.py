@@ -81,6 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="qrspi-guard", standalone_mode=False)
         _flush_stdout()
+    except click.exceptions.NoArgsIsHelpError as exc:  # a bare group: its help, readable
+        _stderr(exc.ctx.get_help() + "\n" if exc.ctx is not None else exc.format_message())
+        _silence_stdout()
+        sys.exit(2)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "qrspi-guard"
         _fatal(f"error: {one_line(exc.format_message())} (see '{where} --help')", 2)

@@ -122,6 +122,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     fmt, strict = settings.format, settings.strict
     if statistics and fmt not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not {fmt}")
+    if output_format is not None and output is None:  # refused before any work
+        raise UsageError("--output-format needs --output FILE")
     overrides = settings.overrides(build_overrides(
         step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
         round_no))
@@ -157,6 +159,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         from qrspi_guard.engine import check_paths
 
         result = check_paths(paths, overrides)
+        if not result.rounds and not result.files and not result.diagnostics:
+            where = ", ".join(one_line(p) for p in paths) if paths else "."
+            click.echo(f"qrspi-guard: warning: no review rounds found under {where} "
+                       "(looked for reviews/<step>/round-NN/ and "
+                       "reviews/tasks/task-NN/round-NN/)", err=True)
     result = apply_selection(result, settings.selection)
     as_is = result  # status files describe the rounds as they are, baseline or not
     if write_baseline is not None:
@@ -178,8 +185,6 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     else:
         text = renderer(fmt)(result, options)
         machine = None
-    if output_format is not None and output is None:
-        raise UsageError("--output-format needs --output FILE")
     if output is not None:
         from qrspi_guard.output.files import write_output
 
@@ -191,7 +196,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         if output_format is None and not statistics and fmt != "text":
             text = renderer("text")(result, options)
         write_output(output, machine)
-    click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
+    _echo_all(text, color)
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output)
     if write_status:
@@ -230,6 +235,27 @@ def _write_baseline(path: str, result: CheckResult) -> None:
     n = len(result.diagnostics)
     click.echo(f"qrspi-guard: wrote {n} baseline entr{'y' if n == 1 else 'ies'} to "
                f"{one_line(path)}", err=True)
+
+
+def _echo_all(text: str, color: bool) -> None:
+    """Write the whole report to stdout. An unbuffered stdout (``PYTHONUNBUFFERED=1``,
+    common in containers and CI) takes a large write in part and drops the rest
+    silently when a reader such as ``head`` goes away: write until all of it is taken,
+    so a broken pipe is an error (main(): one line, exit 2), never a cut report."""
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:  # not a real stream (an embedding caller's)
+        click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
+        return
+    out.flush()
+    view = memoryview(text.encode(getattr(out, "encoding", None) or "utf-8",
+                                  "backslashreplace"))
+    while view:
+        n = buffer.write(view)
+        if not n:
+            raise OSError(32, "Broken pipe")
+        view = view[n:]
+    buffer.flush()
 
 
 def _isatty(stream: object) -> bool:
@@ -328,8 +354,10 @@ def _exit(code: int) -> NoReturn:
             # no stdout or stderr at all (None) is the AttributeError caught below
             sys.stdout.flush()  # type: ignore[union-attr]
             sys.stderr.flush()  # type: ignore[union-attr]
-        except (OSError, ValueError, AttributeError):
-            pass  # a closed pipe, or no stdout at all: let main() report it
+        except (ValueError, AttributeError):
+            pass  # no stdout at all: let main() report it
         else:
             os._exit(code)
+    else:
+        sys.stdout.flush()  # a closed or broken pipe is main()'s one line and exit 2
     sys.exit(code)

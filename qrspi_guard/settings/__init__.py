@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from qrspi_guard.errors import UsageError
 from qrspi_guard.records import field, record, replace
 from qrspi_guard.settings.files import ConfigFile, find, load
 from qrspi_guard.settings.selection import (
@@ -130,14 +131,19 @@ def _layer_value(layers: tuple[Layer, ...], attr: str) -> list[str] | None:
 
 
 def _names(cfg: ConfigFile, key: str) -> tuple[str, ...]:
+    from qrspi_guard.contract.causes import did_you_mean
+
     value = cfg.values[key]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise cfg.error(key, "must be a list of cause names")
     try:
-        return parse_names(value, key)
+        return parse_names(value, key, select=key == "select")
     except UnknownCause as exc:
-        raise cfg.error(key, f"unknown cause {exc.name!r} (see `qrspi-guard explain "
-                        "--list`)") from None
+        raise cfg.error(key, f"unknown cause {exc.name!r}{did_you_mean(exc.name)} (see "
+                        "`qrspi-guard explain --list`)") from None
+    except UsageError:
+        raise cfg.error(key, "names no cause; every cause would be off (name causes, "
+                        "or ALL)") from None
 
 
 def _file_layer(cfg: ConfigFile) -> tuple[Layer, tuple[PerFileIgnore, ...]]:
@@ -156,8 +162,10 @@ def _file_layer(cfg: ConfigFile) -> tuple[Layer, tuple[PerFileIgnore, ...]]:
             try:
                 names = parse_names(causes, pattern)
             except UnknownCause as exc:
-                raise cfg.error("per-file-ignores", f"unknown cause {exc.name!r}",
-                                pattern) from None
+                from qrspi_guard.contract.causes import did_you_mean
+
+                raise cfg.error("per-file-ignores", f"unknown cause {exc.name!r}"
+                                f"{did_you_mean(exc.name)}", pattern) from None
             pfi.append(PerFileIgnore.of(pattern, names))
     return layer, tuple(pfi)
 
@@ -252,7 +260,8 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
     if cli.protocol is not None:
         s.protocol, src["protocol"] = cli.protocol, CLI_SOURCE
     cli_layer = Layer(
-        select=parse_names(cli.select, "--select") if cli.select is not None else None,
+        select=(parse_names(cli.select, "--select", select=True)
+                if cli.select is not None else None),
         extend_select=parse_names(cli.extend_select, "--extend-select"),
         ignore=parse_names(cli.ignore, "--ignore"))
     layers.append(cli_layer)
