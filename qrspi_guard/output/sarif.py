@@ -6,7 +6,8 @@
   diagnostic about a directory (a round, a step, an unreadable directory) or about a
   file that is not there (a missing config.md) is placed at the first file of that
   directory, else at the first file of the nearest directory above it that holds one
-  (name order, hidden files last; never above the source root), at line 1, and its
+  (name order, hidden files last; never above the source root), else at the first file
+  below it (:mod:`qrspi_guard.output.locate`), at line 1, and its
   message names the original place.
 - URIs are relative to ``%SRCROOT%``: the git top level of the working directory, or
   the working directory outside git. Never absolute; a name that is not valid UTF-8
@@ -19,16 +20,14 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from qrspi_guard import __version__
 from qrspi_guard.contract.causes import CATALOGUE, Cause
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
-from qrspi_guard.output.fingerprint import FINGERPRINT, fingerprint, relative, source_root
+from qrspi_guard.output.fingerprint import FINGERPRINT, fingerprint, source_root
+from qrspi_guard.output.locate import Locator
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
@@ -77,63 +76,6 @@ def rules() -> list[dict[str, Any]]:
         }
         for c in CATALOGUE.values()
     ]
-
-
-class Locator:
-    """Where a diagnostic's result is placed: an existing file under the source root."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self._first: dict[str, str | None] = {}
-
-    def relative(self, path: str) -> str:
-        return relative(path, self.root)
-
-    def uri(self, path: str) -> str:
-        """A URI reference relative to the source root (raw bytes percent-encoded)."""
-        return quote(os.fsencode(self.relative(path)), safe="/-._~")
-
-    def _first_file(self, directory: str) -> str | None:
-        got = self._first.get(directory, "")
-        if got != "":
-            return got
-        found: str | None = None
-        try:
-            with os.scandir(directory) as it:
-                names = sorted((e.name.startswith("."), e.name) for e in it
-                               if e.is_file(follow_symlinks=False))
-            if names:
-                found = os.path.join(directory, names[0][1])
-        except OSError:
-            found = None
-        self._first[directory] = found
-        return found
-
-    def place(self, path: str) -> tuple[str, bool]:
-        """(the file a result for *path* is placed at, whether that is *path* itself)."""
-        p = path or "."
-        try:
-            mode = os.lstat(p).st_mode
-        except OSError:
-            mode = None
-        if mode is not None and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-            return p, True
-        directory = p if mode is not None and stat.S_ISDIR(mode) else os.path.dirname(p)
-        directory = os.path.abspath(directory or ".")
-        root = self.root
-        while True:
-            if os.path.isdir(directory) and not os.path.islink(directory):
-                first = self._first_file(directory)
-                if first is not None:
-                    return first, False
-            parent = os.path.dirname(directory)
-            if directory == root or parent == directory or not _inside(parent, root):
-                return p, False
-            directory = parent
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str, Any]:
