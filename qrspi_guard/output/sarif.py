@@ -34,8 +34,8 @@ if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-#: the project's home (the one placeholder the README names)
-HOMEPAGE = "https://github.com/OWNER/qrspi-guard"
+#: the package metadata's project URL that SARIF links rules and the tool to
+HOME_LABEL = "Homepage"
 SRCROOT = "%SRCROOT%"
 
 
@@ -62,20 +62,39 @@ def _help(c: Cause) -> dict[str, str]:
     }
 
 
-def rules() -> list[dict[str, Any]]:
-    return [
-        {
+def project_home() -> str | None:
+    """The project's home page from the installed package's metadata
+    (``[project.urls] Homepage`` in pyproject.toml), or None when it names none: SARIF
+    then carries no helpUri or informationUri rather than a placeholder."""
+    from importlib import metadata
+
+    try:
+        urls = metadata.metadata("qrspi-guard").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in urls:
+        label, _, url = str(entry).partition(",")
+        if label.strip() == HOME_LABEL and url.strip().startswith("https://"):
+            return url.strip()
+    return None
+
+
+def rules(home: str | None = None) -> list[dict[str, Any]]:
+    out = []
+    for c in CATALOGUE.values():
+        rule: dict[str, Any] = {
             "id": c.name,
             "name": _pascal(c.name),
             "shortDescription": {"text": _short(c.meaning)},
             "fullDescription": {"text": c.meaning},
             "help": _help(c),
-            "helpUri": f"{HOMEPAGE}#causes",
-            "defaultConfiguration": {"level": _LEVEL[c.level]},
-            "properties": {"tags": ["qrspi", c.level]},
         }
-        for c in CATALOGUE.values()
-    ]
+        if home:
+            rule["helpUri"] = f"{home}#causes"
+        rule["defaultConfiguration"] = {"level": _LEVEL[c.level]}
+        rule["properties"] = {"tags": ["qrspi", c.level]}
+        out.append(rule)
+    return out
 
 
 def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str, Any]:
@@ -105,17 +124,17 @@ def document(result: CheckResult, options: ReportOptions,
     locator = Locator(root or source_root())
     seen: dict[str, int] = {}
     results = [result_of(d, locator, seen) for d in result.diagnostics if visible(d, options)]
+    home = project_home()
+    driver: dict[str, Any] = {"name": "qrspi-guard", "version": __version__,
+                              "semanticVersion": __version__}
+    if home:
+        driver["informationUri"] = home
+    driver["rules"] = rules(home)
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "qrspi-guard",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": HOMEPAGE,
-                "rules": rules(),
-            }},
+            "tool": {"driver": driver},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
