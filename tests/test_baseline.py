@@ -196,3 +196,40 @@ def test_files_of_one_round_count_as_fixed_only_the_entries_of_that_round(repo: 
     proc = check(repo, f"{DESIGN}/quality-claude.finding-F02.md", "--baseline", "baseline.json")
     assert proc.returncode == 0
     assert summary(proc).endswith("(2 in baseline, 1 fixed)")
+
+
+@pytest.mark.slow
+def test_the_pre_commit_hooks_read_the_baseline_setting(repo: Path, tmp_path: Path) -> None:
+    """The real `pre-commit try-repo`, both hooks, with `baseline` in .qrspi-guard.toml."""
+    import os
+    import sys
+
+    from tests.support import REPO
+
+    pre_commit = Path(sys.executable).parent / "pre-commit"
+    if not pre_commit.exists():
+        pytest.skip("pre-commit not installed")
+    write(repo)
+    (repo / ".qrspi-guard.toml").write_text('baseline = "baseline.json"\n')
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "cache"), NO_COLOR="1")
+    touched = f"{DESIGN}/quality-claude.finding-F01.md"
+
+    def try_repo(hook: str) -> subprocess.CompletedProcess[str]:
+        extra = ["--files", touched] if hook == "qrspi-guard" else ["--all-files"]
+        return subprocess.run([str(pre_commit), "try-repo", str(REPO), hook, *extra],
+                              cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+
+    for hook in ("qrspi-guard", "qrspi-guard-all"):
+        proc = try_repo(hook)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    f01 = repo / touched
+    f01.write_text(f01.read_text().replace("severity: high", "severity: hihg"))
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    for hook in ("qrspi-guard", "qrspi-guard-all"):
+        proc = try_repo(hook)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "severity_out_of_enum" in proc.stdout
+        assert "change_type_out_of_enum" not in proc.stdout  # in the baseline
