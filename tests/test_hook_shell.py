@@ -108,3 +108,27 @@ def test_writes_reads_redirections_and_descriptors(tmp_path: Path) -> None:
     assert writes("sed 's/a/b/' f", base) == ([], False)  # no -i: to stdout
     assert writes("cat <<'X' > f\n> not a redirect\nX", base) == ([f"{base}/f"], False)
     assert writes("echo 'unclosed", base) == ([], True)
+
+
+@pytest.mark.parametrize("command, written", [
+    ("sed -i 's/a/b/' f", ["f"]), ("sed -i.ref 's/a/b/' f g", ["f", "g"]),
+    ("sed -ie 's/a/b/' f", ["f"]), ("sed -E -i -e 's/a/b/' -e 's/c/d/' f", ["f"]),
+    ("sed --in-place=.bak 's/a/b/' f", ["f"]), ("perl -pi -e 's/x/y/' f", ["f"]),
+    ("perl -i -pe 's/x/y/' f g", ["f", "g"]), ("mv -t d a b", ["d/a", "d/b"]),
+    ("cp a b c d", ["d/a", "d/b", "d/c"]), ("dd if=a of=b", ["b"]),
+    ("ln -s ../x link", ["link"]), ("truncate -s 0 f", ["f"]),
+])
+def test_writes_reads_in_place_edits_and_copies(tmp_path: Path, command: str,
+                                                written: list[str]) -> None:
+    if "cp a b c d" in command or "-t d" in command:
+        (tmp_path / "d").mkdir()
+    paths, opaque = writes(command, str(tmp_path))
+    assert not opaque
+    assert paths == [f"{tmp_path}/{w}" for w in written]
+
+
+@pytest.mark.parametrize("command", ["python3 gen.py", "bash -c 'cat > x'", "xargs touch",
+                                     "git checkout -- .", "find . -delete", "make findings"])
+def test_a_command_whose_writes_are_not_on_its_command_line_is_opaque(
+        tmp_path: Path, command: str) -> None:
+    assert writes(command, str(tmp_path))[1]

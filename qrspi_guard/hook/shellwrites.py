@@ -173,6 +173,8 @@ def _in_place(args: list[str], script_options: frozenset[str], perl: bool) -> li
                     i += 1
             if "i" in letters:
                 in_place = True
+                if not perl:  # sed: what follows -i is its backup suffix (-i.bak)
+                    letters = letters[:letters.index("i")]
             if not perl and "e" in letters:
                 has_script = True
                 i += 1
