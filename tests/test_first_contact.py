@@ -100,11 +100,17 @@ def test_an_empty_selection_is_refused(tmp_path: Path, value: str) -> None:
 
 
 def test_output_format_without_output_is_refused_before_any_work(tmp_path: Path) -> None:
-    proc = run_main("check", str(EXAMPLE), "--output-format", "sarif", "--fix",
+    shutil.copytree(EXAMPLE, tmp_path / "example")
+    f01 = tmp_path / "example" / DESIGN.relative_to(EXAMPLE) / "quality-claude.finding-F01.md"
+    before = f01.read_bytes().rstrip(b"\n")  # a missing trailing newline: --fix's work
+    f01.write_bytes(before)
+    proc = run_main("check", "example", "--output-format", "sarif", "--fix", "--write-status",
                     cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == b"" and b"fixed" not in proc.stderr
     assert b"--output-format needs --output FILE" in proc.stderr
+    assert f01.read_bytes() == before  # nothing was fixed first
+    assert not list(tmp_path.rglob("*-guard.json"))
 
 
 def test_a_broken_pipe_is_exit_2_with_one_line_even_with_an_unbuffered_stdout(
