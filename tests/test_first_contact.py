@@ -160,3 +160,17 @@ def test_a_valid_buffer_in_a_new_round_gets_no_unreadable_dir(tmp_path: Path) ->
                     cwd=tmp_path)
     assert b"unreadable_dir" not in proc.stdout
     assert proc.returncode == 0, proc.stdout
+
+
+def test_hook_typed_at_a_terminal_says_what_it_reads_instead_of_waiting() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([str(SCRIPT), "hook"], stdin=follower, capture_output=True,
+                              timeout=30)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 0
+    assert b"stdin is a terminal" in proc.stderr and b"hook --help" in proc.stderr

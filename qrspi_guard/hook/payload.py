@@ -89,6 +89,9 @@ def read_stdin(stream: BinaryIO | None = None) -> bytes:
             raise HookFailure("no stdin")
         stream = sys.stdin.buffer
     try:
+        if stream.isatty():  # a person typed `qrspi-guard hook`: never wait on them
+            raise HookFailure("stdin is a terminal; the hook reads a tool-use payload "
+                              "(JSON) from the agent runtime (see `qrspi-guard hook --help`)")
         data = stream.read(STDIN_CAP + 1)
     except (OSError, ValueError) as exc:
         raise HookFailure(f"cannot read stdin: {exc}") from None
