@@ -325,10 +325,33 @@ def record(key: str, round_dirs: list[str]) -> None:
     path = _state_path(key)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        _prune(os.path.dirname(path))
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
             json.dump(_snapshot(round_dirs), f)
         os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+#: a record older than this was left by a call that never ran (refused, interrupted)
+STALE_SECONDS = 3600
+
+
+def _prune(directory: str) -> None:
+    import time
+
+    cutoff = time.time() - STALE_SECONDS
+    try:
+        with os.scandir(directory) as it:
+            for i, e in enumerate(it):
+                if i >= 256:
+                    break
+                try:
+                    if e.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(e.path)
+                except OSError:
+                    continue
     except OSError:
         pass
 
