@@ -325,6 +325,8 @@ def record(key: str, round_dirs: list[str]) -> None:
     path = _state_path(key)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if not _own_private_dir(os.path.dirname(path)):
+            return  # another user's, or a link: record nothing (the post call then says nothing)
         _prune(os.path.dirname(path))
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -332,6 +334,14 @@ def record(key: str, round_dirs: list[str]) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def _own_private_dir(directory: str) -> bool:
+    import stat
+
+    st = os.lstat(directory)
+    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
 
 
 #: a record older than this was left by a call that never ran (refused, interrupted)
@@ -363,6 +373,8 @@ def changed(key: str) -> list[str] | None:
 
     path = _state_path(key)
     try:
+        if not _own_private_dir(os.path.dirname(path)):
+            return None
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             before = json.load(f)
         os.unlink(path)
