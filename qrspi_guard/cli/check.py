@@ -159,7 +159,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         from qrspi_guard.engine import check_paths
 
         result = check_paths(paths, overrides)
-        if not result.rounds and not result.files and not result.diagnostics:
+        if not (result.rounds or result.files or result.diagnostics or result.not_in_round):
             where = ", ".join(one_line(p) for p in paths) if paths else "."
             click.echo(f"qrspi-guard: warning: no review rounds found under {where} "
                        "(looked for reviews/<step>/round-NN/ and "
