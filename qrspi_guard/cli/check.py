@@ -196,7 +196,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         if output_format is None and not statistics and fmt != "text":
             text = renderer("text")(result, options)
         write_output(output, machine)
-    _echo_all(text, color)
+    click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output)
     if write_status:
@@ -235,27 +235,6 @@ def _write_baseline(path: str, result: CheckResult) -> None:
     n = len(result.diagnostics)
     click.echo(f"qrspi-guard: wrote {n} baseline entr{'y' if n == 1 else 'ies'} to "
                f"{one_line(path)}", err=True)
-
-
-def _echo_all(text: str, color: bool) -> None:
-    """Write the whole report to stdout. An unbuffered stdout (``PYTHONUNBUFFERED=1``,
-    common in containers and CI) takes a large write in part and drops the rest
-    silently when a reader such as ``head`` goes away: write until all of it is taken,
-    so a broken pipe is an error (main(): one line, exit 2), never a cut report."""
-    out = sys.stdout
-    buffer = getattr(out, "buffer", None)
-    if buffer is None:  # not a real stream (an embedding caller's)
-        click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
-        return
-    out.flush()
-    view = memoryview(text.encode(getattr(out, "encoding", None) or "utf-8",
-                                  "backslashreplace"))
-    while view:
-        n = buffer.write(view)
-        if not n:
-            raise OSError(32, "Broken pipe")
-        view = view[n:]
-    buffer.flush()
 
 
 def _isatty(stream: object) -> bool:
