@@ -132,3 +132,10 @@ def test_writes_reads_in_place_edits_and_copies(tmp_path: Path, command: str,
 def test_a_command_whose_writes_are_not_on_its_command_line_is_opaque(
         tmp_path: Path, command: str) -> None:
     assert writes(command, str(tmp_path))[1]
+
+
+def test_after_a_cd_it_cannot_follow_relative_paths_are_not_blamed(tmp_path: Path) -> None:
+    paths, opaque = writes('cd "$ROUND" && cat > x.md <<EOF\nbody\nEOF', str(tmp_path))
+    assert opaque and paths == []
+    assert writes("cd sub && echo > /abs/x.md", str(tmp_path)) == (["/abs/x.md"], False)
+    assert writes("cd sub; touch y", str(tmp_path)) == ([f"{tmp_path}/sub/y"], False)

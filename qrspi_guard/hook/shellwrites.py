@@ -26,7 +26,7 @@ import shlex
 #: commands that only read, list or print: they write nothing but their redirections
 READ_ONLY = frozenset("""
     cat tac ls dir grep egrep fgrep rg ag head tail wc stat file less more echo printf
-    true false test [ pwd cd pushd popd diff cmp sort cut tr jq yq column nl fold comm
+    true false test [ pwd diff cmp sort cut tr jq yq column nl fold comm
     tree du df basename dirname realpath readlink which type command sleep date
     sha1sum sha256sum md5sum xxd od hexdump strings uniq env printenv id whoami
     """.split())
@@ -270,17 +270,24 @@ def writes(command: str, base: str) -> tuple[list[str], bool]:
         return [], True
     found: list[str] = []
     opaque = False
+    lost = False  # a `cd` whose directory cannot be read: relative paths mean nothing
     for words, targets in commands:
         items = list(targets)
         try:
-            if words and words[0] == "cd" and len(words) == 2 and not targets:
+            if words and words[0] in ("cd", "pushd", "popd") and not targets:
+                if words[0] != "cd" or len(words) != 2:
+                    raise Opaque
                 base = _expand(words[1], base)[0]
                 continue
             items += _command_writes(words)
         except Opaque:
             opaque = True
+            if words and words[0] in ("cd", "pushd", "popd"):
+                lost = True
         for item in items:
             try:
+                if lost and not os.path.isabs(item.split("\0", 1)[0]):
+                    raise Opaque
                 found.extend(p for p in _resolve(item, base) if p not in found)
             except Opaque:
                 opaque = True
