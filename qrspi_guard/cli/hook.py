@@ -37,8 +37,8 @@ class HookGroup(click.Group):
 @click.group(cls=HookGroup, invoke_without_command=True)
 @click.option("--event", type=click.Choice(EVENTS), default=None,
               help="pre: judge a write, or an edit applied in memory, before it lands "
-              "(PreToolUse, BeforeTool). post: judge the file on disk, or the rounds a "
-              "shell command names (PostToolUse, AfterTool). Default: from "
+              "(PreToolUse, BeforeTool). post: judge the file on disk, or the files a "
+              "shell command wrote (PostToolUse, AfterTool). Default: from "
               "hook_event_name.")
 @click.option("--runtime", type=click.Choice(RUNTIMES), default=None,
               help="The agent runtime whose payload and answer shapes to use. Default: "
