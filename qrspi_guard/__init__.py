@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.engine.results import CheckResult, RoundResult  # noqa: F401
     from qrspi_guard.errors import GuardError, PathNotFound  # noqa: F401
 
-__version__ = "0.1.0"
+#: the one place the version is written (pyproject.toml reads it; release tags are v<it>)
+__version__ = "0.2.0"
 
 _API = {
     "check": "qrspi_guard.api",

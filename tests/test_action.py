@@ -141,3 +141,30 @@ def test_the_install_step_installs_the_guard_from_the_actions_checkout(tmp_path:
     guard = line.split("=", 1)[1]
     assert subprocess.run([guard, "-V"], capture_output=True, text=True).stdout.startswith(
         "qrspi-guard, version")
+
+
+@pytest.mark.parametrize("args", ['--ignore "fnum_gap"', "--ignore 'fnum_gap,trailing_newline'",
+                                  '--ignore fnum_gap --select "ALL"'])
+def test_the_action_splits_args_as_a_shell_would(tmp_path: Path, args: str) -> None:
+    check_step = action()["runs"]["steps"][1]
+    proc = run_step(check_step, inputs_with(paths="valid", args=args), tmp_path,
+                    {"QRSPI_GUARD_BIN": str(SCRIPT)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "exit-code=0" in (tmp_path / "output").read_text()
+
+
+def test_action_args_that_cannot_be_split_fail_with_one_annotation(tmp_path: Path) -> None:
+    check_step = action()["runs"]["steps"][1]
+    proc = run_step(check_step, inputs_with(paths="valid", args='--ignore "fnum_gap'),
+                    tmp_path, {"QRSPI_GUARD_BIN": str(SCRIPT)})
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("::error title=qrspi-guard::args cannot be split")
+    assert "exit-code=2" in (tmp_path / "output").read_text()
+
+
+def test_action_args_are_never_run_as_shell_code(tmp_path: Path) -> None:
+    check_step = action()["runs"]["steps"][1]
+    proc = run_step(check_step, inputs_with(paths="valid", args=f"$(touch {tmp_path}/pwned)"),
+                    tmp_path, {"QRSPI_GUARD_BIN": str(SCRIPT)})
+    assert not (tmp_path / "pwned").exists()
+    assert proc.returncode == 2  # passed on as a path-like word check refuses

@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 
 from qrspi_guard.hook.install import merge, unmerge
-from tests.support import run_main
+from tests.support import SCRIPT, run_main
+
+#: what install writes by default: this qrspi-guard by its absolute path
+PRE = f"{SCRIPT} hook --event pre"
+POST = f"{SCRIPT} hook --event post"
 
 OTHER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
 
@@ -43,10 +47,10 @@ def test_install_creates_the_claude_settings_file_with_pre_and_post_hooks(
     assert code == 0, err
     assert "installed in" in out and "PreToolUse, PostToolUse" in out
     assert read(settings(tmp_path)) == {"hooks": {
-        "PreToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [
-            {"type": "command", "command": "qrspi-guard hook --event pre"}]}],
+        "PreToolUse": [{"matcher": "Write|Edit|MultiEdit|Bash", "hooks": [
+            {"type": "command", "command": PRE}]}],
         "PostToolUse": [{"matcher": "Write|Edit|MultiEdit|Bash", "hooks": [
-            {"type": "command", "command": "qrspi-guard hook --event post"}]}]}}
+            {"type": "command", "command": POST}]}]}}
     assert not (tmp_path / ".claude" / "settings.json.qrspi-guard.bak").exists()
 
 
@@ -56,11 +60,11 @@ def test_install_for_gemini_names_each_hook_and_gives_a_millisecond_timeout(
     doc = read(settings(tmp_path, "gemini"))
     before = doc["hooks"]["BeforeTool"][0]
     after = doc["hooks"]["AfterTool"][0]
-    assert before["matcher"] == "write_file|replace"
+    assert before["matcher"] == "write_file|replace|run_shell_command"
     assert after["matcher"] == "write_file|replace|run_shell_command"
     assert before["hooks"][0]["name"] == "qrspi-guard-pre"
     assert before["hooks"][0]["timeout"] == 10000
-    assert after["hooks"][0]["command"] == "qrspi-guard hook --event post"
+    assert after["hooks"][0]["command"] == POST
 
 
 def test_install_merges_keeping_every_other_setting_and_hook(tmp_path: Path) -> None:
@@ -108,7 +112,7 @@ def test_uninstall_keeps_other_hooks_sharing_a_group_with_ours() -> None:
     merge(doc, "claude")
     doc["hooks"]["PreToolUse"][0]["hooks"].append({"type": "command", "command": "fmt.sh"})
     assert unmerge(doc, "claude") == ["PreToolUse", "PostToolUse"]
-    assert doc == {"hooks": {"PreToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [
+    assert doc == {"hooks": {"PreToolUse": [{"matcher": "Write|Edit|MultiEdit|Bash", "hooks": [
         {"type": "command", "command": "fmt.sh"}]}]}}
 
 
@@ -185,3 +189,45 @@ def test_an_unwritable_directory_leaves_no_partial_file(tmp_path: Path) -> None:
 def test_install_options_are_checked_like_any_command(tmp_path: Path) -> None:
     code, _, err = cli(tmp_path, "install", "--runtime", "codex")
     assert code == 2 and "--runtime" in err and err.count("\n") == 1
+
+
+def test_install_writes_a_command_that_runs_without_qrspi_guard_on_path(tmp_path: Path) -> None:
+    """The README installs into .venv, not on PATH: the hook command must still run."""
+    import subprocess
+
+    from tests.support import run_cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    proc = run_cli("hook", "install", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == b""  # no "not on PATH" warning: nothing to warn about
+    doc = read(settings(tmp_path))
+    command = doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert command == POST
+    payload = json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+                          "cwd": str(tmp_path), "tool_input": {"command": "git status"}})
+    ran = subprocess.run(["sh", "-c", command], input=payload.encode(), env=env,
+                         capture_output=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr  # not 127
+
+
+def test_install_command_names_the_program_and_a_reinstall_updates_it(tmp_path: Path) -> None:
+    prog = '"$CLAUDE_PROJECT_DIR"/.venv/bin/qrspi-guard'
+    assert cli(tmp_path, "install", "--command", prog)[0] == 0
+    doc = read(settings(tmp_path))
+    assert doc["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == f"{prog} hook --event pre"
+    code, out, _ = cli(tmp_path, "install")
+    assert code == 0 and "installed in" in out
+    doc = read(settings(tmp_path))
+    assert [g["hooks"][0]["command"] for g in doc["hooks"]["PreToolUse"]] == [PRE]
+    assert "already installed" in cli(tmp_path, "install")[1]
+    assert cli(tmp_path, "uninstall")[0] == 0
+    assert not settings(tmp_path).read_text().count("hook --event")
+
+
+def test_a_bare_command_from_an_older_install_counts_as_ours() -> None:
+    doc: dict[str, Any] = {"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [
+        {"type": "command", "command": "qrspi-guard hook --event pre"}]}]}}
+    assert unmerge(doc, "claude") == ["PreToolUse"] and doc == {}

@@ -141,20 +141,21 @@ def test_a_finding_written_by_a_heredoc_is_reported_after_the_command(art: Path)
     assert "example: change_type: correctness" in decision.message
 
 
-def test_a_valid_round_named_by_a_command_is_allowed(art: Path) -> None:
+def test_a_valid_file_written_by_a_command_is_allowed(art: Path) -> None:
     (rnd(art) / NAME).write_text(GOOD)
-    assert decide(shell(f"cat {rnd(art) / NAME}", art)).action == "allow"
+    assert decide(shell(f"cp /tmp/draft.md {rnd(art) / NAME}", art)).action == "allow"
 
 
-def test_shell_rounds_get_the_tag_rules_of_a_write_but_not_completion(art: Path) -> None:
+def test_shell_writes_get_the_tag_rules_of_a_write_but_not_completion(art: Path) -> None:
     (rnd(art) / NAME).write_text(GOOD)
     (rnd(art) / "quality-claude.finding-F03.md").write_text(
         GOOD.replace("F01", "F03"))  # an F-number gap: a completion matter, not judged here
-    assert decide(shell("ls reviews/design/round-03", art)).action == "allow"
+    cmd = "tee reviews/design/round-03/quality-claude.finding-F03.md < /tmp/f3.md"
+    assert decide(shell(cmd, art)).action == "allow"
     (rnd(art) / "quality-claude.clean.md").write_text(
         "---\nreviewer: quality-claude\nround: 3\nfindings: 0\n---\n")
-    assert causes(decide(shell("ls reviews/design/round-03", art))) == [
-        "clean_and_findings_coexist"]
+    cmd = "printf '...' > reviews/design/round-03/quality-claude.clean.md"
+    assert causes(decide(shell(cmd, art))) == ["clean_and_findings_coexist"]
 
 
 def test_a_stray_file_written_by_a_command_is_unknown_file_in_round_dir(art: Path) -> None:
@@ -172,9 +173,13 @@ def test_gemini_directory_is_where_relative_paths_start(art: Path) -> None:
     assert decide(payload).action == "ignore"
 
 
-def test_a_command_run_inside_a_round_names_that_round(art: Path) -> None:
-    (rnd(art) / NAME).write_text(BAD)
-    assert decide(shell("touch x", rnd(art))).blocks
+def test_a_command_run_inside_a_round_is_judged_by_what_it_wrote_there(art: Path) -> None:
+    (rnd(art) / NAME).write_text(BAD)  # another reviewer's file, not this command's
+    (rnd(art) / "x").write_text("")
+    decision = decide(shell("touch x", rnd(art)))
+    assert causes(decision) == ["unknown_file_in_round_dir"]
+    assert "In design/round-03/x:" in decision.message
+    assert f"In design/round-03/{NAME}" not in decision.message
 
 
 def test_rounds_named_finds_every_round_once_in_order(art: Path) -> None:

@@ -3,6 +3,7 @@ exports (mypy on a user script), and bytecode compiled on install."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -18,8 +19,6 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO
-
-PLACEHOLDER = "https://github.com/OWNER/qrspi-guard"
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +41,23 @@ def test_pyproject_declares_an_spdx_licence_with_a_new_enough_setuptools() -> No
     req = next(r for r in doc["build-system"]["requires"] if r.startswith("setuptools"))
     assert int(re.search(r">=(\d+)", req).group(1)) >= 77
     assert 'tomli>=1.1; python_version < "3.11"' in doc["project"]["dependencies"]
-    assert all(u.startswith(PLACEHOLDER) for u in doc["project"]["urls"].values())
+    assert "OWNER" not in json.dumps(doc["project"].get("urls", {}))  # no placeholder
+    assert doc["project"]["dynamic"] == ["version"]  # the version lives in __init__ only
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_licence_py_typed_and_project_urls(wheel: Path) -> None:
+def test_the_wheel_carries_the_licence_py_typed_and_the_one_version(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "qrspi_guard/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License-Expression: MIT" in meta
-    assert f"Project-URL: Homepage, {PLACEHOLDER}" in meta
+    assert not [ln for ln in meta.splitlines() if ln.startswith("Project-URL") and "OWNER" in ln]
+    from qrspi_guard import __version__
+
+    assert f"\nVersion: {__version__}\n" in meta
     assert "Classifier: Typing :: Typed" in meta
 
 

@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         from qrspi_guard.hook.run import main as hook_main
 
         hook_main(args[1:])
+    _buffered_stdout()
     import click
 
     from qrspi_guard.cli.group import cli
@@ -81,6 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="qrspi-guard", standalone_mode=False)
         _flush_stdout()
+    except click.exceptions.NoArgsIsHelpError as exc:  # a bare group: its help, readable
+        _stderr(exc.ctx.get_help() + "\n" if exc.ctx is not None else exc.format_message())
+        _silence_stdout()
+        sys.exit(2)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "qrspi-guard"
         _fatal(f"error: {one_line(exc.format_message())} (see '{where} --help')", 2)
@@ -106,6 +111,25 @@ def main(argv: list[str] | None = None) -> None:
             _fatal("error: cannot write to standard output: the stream is closed", 2)
         _internal(exc)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _buffered_stdout() -> None:
+    """Put a buffered writer under an unbuffered stdout (``PYTHONUNBUFFERED=1``, common in
+    containers and CI). Unbuffered, Python hands a large write to the pipe in one call,
+    takes a partial write as done and drops the rest silently, so `check | head -1`
+    exited 1 with no word; buffered, the rest is written or the broken pipe raised (one
+    line, exit 2, as without the variable). Every write is still passed on at once."""
+    import io
+
+    raw = getattr(sys.stdout, "buffer", None)
+    if not isinstance(raw, io.FileIO):
+        return
+    try:
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=sys.stdout.encoding,
+                                      errors=sys.stdout.errors, write_through=True,
+                                      line_buffering=True)
+    except (ValueError, OSError):  # a closed stream: main() reports it when written
+        pass
 
 
 def _flush_stdout(quiet: bool = False) -> bool:

@@ -13,12 +13,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
 from qrspi_guard.output import FORMATS, ReportOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from qrspi_guard.engine import CheckResult
+    from qrspi_guard.output.baseline import Baseline
 
 #: the most read from standard input for --stdin-filename (a finding is at most 1 MiB)
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -60,6 +64,11 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
 @click.option("--output-format", "output_format", type=click.Choice(list(FORMATS)),
               help="The format written to --output, while stdout keeps --format. Without "
               "it, FILE gets --format (json for text) and stdout gets text.")
+@click.option("--baseline", "baseline_file", metavar="FILE",
+              help="Leave out the diagnostics recorded in FILE (see --write-baseline); "
+              "replaces the config file's baseline.")
+@click.option("--write-baseline", metavar="FILE",
+              help="Record every diagnostic of today's tree in FILE and exit 0.")
 @click.option("--stdin-filename", metavar="PATH",
               help="With PATH '-': judge standard input as the file at PATH (editors).")
 @click.option("--quiet", "-q", is_flag=True,
@@ -77,6 +86,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
           extend_select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool,
           statistics: bool, show_settings: bool, isolated: bool, write_status: bool,
           fix: bool, output: str | None, output_format: str | None,
+          baseline_file: str | None, write_baseline: str | None,
           stdin_filename: str | None, quiet: bool,
           color_choice: str, no_color: bool) -> None:
     """Validate review rounds under PATH (default: .) and exit 0, 1 (halt) or 2.
@@ -88,6 +98,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
       qrspi-guard check . --format sarif --output guard.sarif
       qrspi-guard check . --format github --output guard.sarif --output-format sarif
       qrspi-guard check . --ignore fnum_gap,trailing_newline --statistics
+      qrspi-guard check . --write-baseline qrspi-guard-baseline.json
+      qrspi-guard check . --baseline qrspi-guard-baseline.json
       qrspi-guard check --stdin-filename reviews/design/round-03/quality-claude.finding-F01.md -
     """
     import time
@@ -110,6 +122,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     fmt, strict = settings.format, settings.strict
     if statistics and fmt not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not {fmt}")
+    if output_format is not None and output is None:  # refused before any work
+        raise UsageError("--output-format needs --output FILE")
     overrides = settings.overrides(build_overrides(
         step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
         round_no))
@@ -119,6 +133,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
             raise UsageError("judge standard input with: check --stdin-filename PATH -")
         if fix or write_status:
             raise UsageError("--fix and --write-status do not apply to standard input")
+    baseline = _baseline(settings.baseline, baseline_file, write_baseline,
+                         output is not None or statistics or stdin_filename is not None)
     fix_failures = []
     if fix:
         from qrspi_guard.output.fix import FixFailure, fix_trailing_newlines
@@ -143,7 +159,22 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         from qrspi_guard.engine import check_paths
 
         result = check_paths(paths, overrides)
+        if not (result.rounds or result.files or result.diagnostics or result.not_in_round):
+            where = ", ".join(one_line(p) for p in paths) if paths else "."
+            click.echo(f"qrspi-guard: warning: no review rounds found under {where} "
+                       "(looked for reviews/<step>/round-NN/ and "
+                       "reviews/tasks/task-NN/round-NN/)", err=True)
     result = apply_selection(result, settings.selection)
+    as_is = result  # status files describe the rounds as they are, baseline or not
+    if write_baseline is not None:
+        _write_baseline(write_baseline, result)
+        if write_status:
+            _write_statuses(as_is)
+        _exit(0)
+    if baseline is not None:
+        from qrspi_guard.output.baseline import Scope, apply_baseline
+
+        result, _ = apply_baseline(result, baseline, Scope(result, paths))
     color = (fmt == "text" and not no_color
              and use_color(color_choice, os.environ, _isatty(sys.stdout)))
     elapsed = time.monotonic() - started
@@ -154,8 +185,6 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     else:
         text = renderer(fmt)(result, options)
         machine = None
-    if output_format is not None and output is None:
-        raise UsageError("--output-format needs --output FILE")
     if output is not None:
         from qrspi_guard.output.files import write_output
 
@@ -172,11 +201,41 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output,
                       overrides.thresholds)
     if write_status:
-        _write_statuses(result)
+        _write_statuses(as_is)
     if fix_failures:
         raise OutputError(f"{len(fix_failures)} file(s) could not be fixed (see above); "
                           "each is left as it was")
     _exit(0 if exit_zero else (1 if result.failed(strict) else 0))
+
+
+def _baseline(setting: str | None, given_file: str | None, write_file: str | None,
+              other_output: bool) -> Baseline | None:
+    """The baseline to apply (``--baseline``, else the project setting), read before
+    any work; none when ``--write-baseline`` writes one."""
+    from qrspi_guard.errors import UsageError
+    from qrspi_guard.output.baseline import load
+
+    if write_file is not None:
+        if given_file is not None:
+            raise UsageError("--write-baseline writes a baseline; do not give --baseline "
+                             "with it")
+        if other_output:
+            raise UsageError("--write-baseline writes only the baseline: no --output, "
+                             "--statistics or --stdin-filename with it")
+        return None
+    chosen = given_file if given_file is not None else setting
+    return None if chosen is None else load(chosen)
+
+
+def _write_baseline(path: str, result: CheckResult) -> None:
+    from qrspi_guard.output.baseline import render, root_for
+    from qrspi_guard.output.files import write_output
+    from qrspi_guard.textsafe import one_line
+
+    write_output(path, render(result.diagnostics, root_for(path)))
+    n = len(result.diagnostics)
+    click.echo(f"qrspi-guard: wrote {n} baseline entr{'y' if n == 1 else 'ies'} to "
+               f"{one_line(path)}", err=True)
 
 
 def _isatty(stream: object) -> bool:
@@ -285,8 +344,10 @@ def _exit(code: int) -> NoReturn:
             # no stdout or stderr at all (None) is the AttributeError caught below
             sys.stdout.flush()  # type: ignore[union-attr]
             sys.stderr.flush()  # type: ignore[union-attr]
-        except (OSError, ValueError, AttributeError):
-            pass  # a closed pipe, or no stdout at all: let main() report it
+        except (ValueError, AttributeError):
+            pass  # no stdout at all: let main() report it
         else:
             os._exit(code)
+    else:
+        sys.stdout.flush()  # a closed or broken pipe is main()'s one line and exit 2
     sys.exit(code)

@@ -37,8 +37,8 @@ class HookGroup(click.Group):
 @click.group(cls=HookGroup, invoke_without_command=True)
 @click.option("--event", type=click.Choice(EVENTS), default=None,
               help="pre: judge a write, or an edit applied in memory, before it lands "
-              "(PreToolUse, BeforeTool). post: judge the file on disk, or the rounds a "
-              "shell command names (PostToolUse, AfterTool). Default: from "
+              "(PreToolUse, BeforeTool). post: judge the file on disk, or the files a "
+              "shell command wrote (PostToolUse, AfterTool). Default: from "
               "hook_event_name.")
 @click.option("--runtime", type=click.Choice(RUNTIMES), default=None,
               help="The agent runtime whose payload and answer shapes to use. Default: "
@@ -60,9 +60,13 @@ def hook(ctx: click.Context, event: str | None, runtime: str | None, output_form
 
     \b
     Install it:  qrspi-guard hook install [--runtime claude|gemini] [--scope project|user]
-    Claude Code settings.json (what install writes):
-      PreToolUse  matcher "Write|Edit|MultiEdit"       command: qrspi-guard hook --event pre
-      PostToolUse matcher "Write|Edit|MultiEdit|Bash"  command: qrspi-guard hook --event post
+    Claude Code settings.json (what install writes; PROGRAM is the absolute path of
+    this qrspi-guard, or --command):
+      PreToolUse  matcher "Write|Edit|MultiEdit|Bash"  command: PROGRAM hook --event pre
+      PostToolUse matcher "Write|Edit|MultiEdit|Bash"  command: PROGRAM hook --event post
+
+    After a shell command, only the files it wrote are judged (a command that only
+    reads or lists says nothing); for a script, what changed in the rounds it names.
     """
     if ctx.invoked_subcommand is None:
         from qrspi_guard.hook.run import Options, execute
@@ -87,14 +91,24 @@ def _settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @hook.command()
 @_settings_options
-def install(runtime: str, scope: str, dry_run: bool) -> None:
+@click.option("--command", "program", metavar="COMMAND",
+              help="The program the hook runs, as the agent's shell should run it "
+              "[default: the absolute path of this qrspi-guard].")
+def install(runtime: str, scope: str, dry_run: bool, program: str | None) -> None:
     """Add the pre and post hooks to the runtime's settings file (idempotent).
 
-    Every other setting and hook is kept; the old file is kept beside it as
-    settings.json.qrspi-guard.bak. Exit 0 done, 2 could not run (a settings file that
-    does not parse, a symbolic link, a read-only file).
+    The hook command runs this qrspi-guard by its absolute path, so it works from the
+    agent's shell whatever its PATH (or give --command). Every other setting and hook
+    is kept; the old file is kept beside it as settings.json.qrspi-guard.bak. Exit 0
+    done, 2 could not run (a settings file that does not parse, a symbolic link, a
+    read-only file).
+
+    \b
+    Example:
+      qrspi-guard hook install --runtime claude
+      qrspi-guard hook install --command '"$CLAUDE_PROJECT_DIR"/.venv/bin/qrspi-guard'
     """
-    _change(runtime, scope, dry_run, remove=False)
+    _change(runtime, scope, dry_run, remove=False, program=program)
 
 
 @hook.command()
@@ -104,14 +118,13 @@ def uninstall(runtime: str, scope: str, dry_run: bool) -> None:
     _change(runtime, scope, dry_run, remove=True)
 
 
-def _change(runtime: str, scope: str, dry_run: bool, remove: bool) -> None:
-    import shutil
-
+def _change(runtime: str, scope: str, dry_run: bool, remove: bool,
+            program: str | None = None) -> None:
     from qrspi_guard.hook.install import NAMES, change, disabled_names, settings_path
     from qrspi_guard.textsafe import one_line
 
     path = settings_path(runtime, scope)
-    events, text, backup = change(path, runtime, remove, dry_run)
+    events, text, backup = change(path, runtime, remove, dry_run, program)
     shown = one_line(path)
     if dry_run:
         click.echo(text, nl=False)
@@ -126,9 +139,6 @@ def _change(runtime: str, scope: str, dry_run: bool, remove: bool) -> None:
                f"({', '.join(events)}){kept}")
     if remove:
         return
-    if shutil.which("qrspi-guard") is None:
-        click.echo(f"qrspi-guard hook: warning: qrspi-guard is not on PATH; give the full "
-                   f"path of the console script in {shown}", err=True)
     for name in disabled_names(text):
         click.echo(f"qrspi-guard hook: warning: {name} is listed in hooks.disabled of "
                    f"{shown}, so Gemini CLI will not run it", err=True)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+import click.shell_completion
 
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.contract.layout import TAG_RE
@@ -91,17 +92,33 @@ def _usable_config(path: str) -> None:
                                  "a config.md", param_hint="--config")
 
 
+def complete_causes(ctx: click.Context, param: click.Parameter,
+                    incomplete: str) -> list[click.shell_completion.CompletionItem]:
+    """Shell completion of cause names, for the last of a comma-separated list."""
+    from click.shell_completion import CompletionItem
+
+    from qrspi_guard.contract.causes import CATALOGUE
+
+    head, _, last = incomplete.rpartition(",")
+    prefix = f"{head}," if head else ""
+    names = ["ALL", *CATALOGUE] if param.name != "cause" else list(CATALOGUE)
+    return [CompletionItem(prefix + n) for n in names if n.startswith(last)]
+
+
 def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--select``, ``--extend-select`` and ``--ignore`` (ruff's spelling): comma-separated
     cause names, or ALL; each may be given more than once. Resolve them with
     :func:`qrspi_guard.settings.resolve` (an unknown name is exit 2 naming it)."""
     options = [
         click.option("--select", "select", metavar="CAUSES", multiple=True,
+                     shell_complete=complete_causes,
                      help="Report only these causes (comma-separated, or ALL); replaces "
                      "the config file's select."),
         click.option("--extend-select", "extend_select", metavar="CAUSES", multiple=True,
+                     shell_complete=complete_causes,
                      help="Report these causes too, on top of the selection."),
         click.option("--ignore", "ignore", metavar="CAUSES", multiple=True,
+                     shell_complete=complete_causes,
                      help="Never report these causes (comma-separated)."),
     ]
     for option in reversed(options):

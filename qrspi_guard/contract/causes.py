@@ -199,3 +199,40 @@ def markdown_table() -> str:
         fix = c.fix.replace("|", "\\|")
         rows.append(f"| `{c.name}` | {c.level} | {meaning} | {fix} |")
     return "\n".join(rows) + "\n"
+
+
+def nearest(name: str, limit: int = 3) -> list[str]:
+    """The causes a mistyped *name* most likely means, best first: the nearest names
+    (``change_typ`` -> ``missing_change_type``), else the causes whose meaning holds a
+    word near it (``corectness`` -> ``change_type_out_of_enum``)."""
+    import difflib
+    import re
+
+    names = list(CATALOGUE)
+    close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    if close:
+        return close
+    word = name.strip().lower()
+    if len(word) < 4:
+        return []
+    out = []
+    for c in CATALOGUE.values():
+        words = set(re.findall(r"[a-z][a-z0-9]+", f"{c.name.replace('_', ' ')} {c.meaning}"
+                               .lower()))
+        if word in words:
+            continue  # a real word of the catalogue, not a typo of one
+        if difflib.get_close_matches(word, words, n=1, cutoff=0.85):
+            out.append(c.name)
+            if len(out) == limit:
+                break
+    return out
+
+
+def did_you_mean(name: str) -> str:
+    """``"; did you mean 'x'?"`` (or ``'x' or 'y'``) for a mistyped cause, else ``""``."""
+    got = nearest(name)
+    if not got:
+        return ""
+    quoted = [f"'{n}'" for n in got]
+    joined = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return f"; did you mean {joined}?"

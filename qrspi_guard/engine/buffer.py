@@ -2,7 +2,10 @@
 
 The editor-integration form (ruff, eslint): the buffer an editor holds is judged as if
 it were on disk at PATH, with the rest of its round as it is on disk, exactly as
-``check PATH`` would judge it after a save. PATH need not exist yet. No printing.
+``check PATH`` would judge it after a save, and only the buffer's own diagnostics are
+reported (as ruff reports only the buffer): not the round's other files, not the
+round's completeness, not the run's config.md. PATH need not exist yet, nor its round
+directory. No printing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from qrspi_guard.engine.discover import round_of_file, with_step
 from qrspi_guard.engine.entries import Context, read_round
 from qrspi_guard.engine.results import CheckResult
 from qrspi_guard.engine.rounds import assemble
+from qrspi_guard.records import replace
 from qrspi_guard.rules.facts import Place
 from qrspi_guard.rules.files import judge_file
 
@@ -33,9 +37,12 @@ def check_buffer(path: str, data: bytes, overrides: Overrides | None = None) -> 
         runs, first_use = RunConfigs(overrides, ctx).for_rounds([ref])
         files = read_round(ref, ctx, contents={name: data})
         rr = assemble(ref, runs[0], ctx, files, True)
+        mine = [d for d in rr.diagnostics if d.file == name]
+        rr = replace(rr, diagnostics=mine, run=replace(rr.run, diagnostics=[]), files=1,
+                     status="halt" if any(d.level == "error" for d in mine) else "ok")
         result.rounds.append(rr)
-        result.files = rr.files
-        result.diagnostics = [*first_use.get(0, ()), *rr.diagnostics]
+        result.files = 1
+        result.diagnostics = mine
         return result
     if classify(name).kind in OUTPUT_KINDS:  # a finding outside any round
         result.files = 1

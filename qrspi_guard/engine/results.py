@@ -50,6 +50,8 @@ class CheckResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)  #: every diagnostic, in order
     files: int = 0
     not_in_round: list[str] = field(default_factory=list)  #: file arguments outside rounds
+    #: (diagnostics left out, entries fixed) when a baseline was applied (cli.md)
+    baseline: tuple[int, int] | None = None
 
     def count(self, level: str) -> int:
         return sum(1 for d in self.diagnostics if d.level == level)

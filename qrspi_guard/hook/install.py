@@ -5,9 +5,12 @@ home directory), Gemini CLI ``.gemini/settings.json``. Both hold ``hooks.<Event>
 list of groups ``{"matcher": <tool-name regex>, "hooks": [<hook>, ...]}``; a Gemini
 hook also carries a ``name`` and a ``timeout`` in milliseconds.
 
-Install adds one group per event, whose hook runs the ``qrspi-guard hook`` console
-script, unless a hook with that command is there already (so it is idempotent);
-uninstall removes exactly the hooks with that command, and the groups, event lists and
+Install adds one group per event, whose hook runs ``<program> hook --event <event>``,
+unless a hook of ours is there already (so it is idempotent; one whose program
+differs is updated). The program works from the agent's shell whatever its PATH: the
+``--command`` given, else the absolute path of the running console script (else
+``<python> -m qrspi_guard``), quoted for the shell. Uninstall removes exactly our
+hooks, whatever their program, and the groups, event lists and
 ``hooks`` object that the removal leaves empty. Every other key, in ``hooks`` too
 (Gemini's ``disabled``, say), is kept. The file is rewritten atomically (a temporary
 file in the same directory, fsync, rename) with its mode, after a copy of the old file
@@ -22,7 +25,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import stat
+import sys
 from typing import Any
 
 from qrspi_guard.errors import InputError, OutputError
@@ -32,16 +38,19 @@ from qrspi_guard.textsafe import one_line
 DIRS = {CLAUDE: ".claude", GEMINI: ".gemini"}
 SETTINGS = "settings.json"
 BACKUP_SUFFIX = ".qrspi-guard.bak"
-COMMAND = "qrspi-guard hook --event {event}"
+COMMAND = "{program} hook --event {event}"
+#: a hook command of ours, whatever its program (a path to qrspi-guard, or -m qrspi_guard)
+_OURS = re.compile(r"""(?:^|.*[\s/'"])(?:qrspi-guard|-m\s+qrspi_guard)['"]?\s+hook\s+--event\s+"""
+                   r"(pre|post)\s*$")
 #: a Gemini hook's timeout, milliseconds (its default is 60000)
 GEMINI_TIMEOUT_MS = 10000
 #: settings files larger than this are not read
 MAX_SETTINGS = 4 << 20
 #: runtime -> [(event name, our event, matcher)]
 EVENTS: dict[str, list[tuple[str, str, str]]] = {
-    CLAUDE: [("PreToolUse", "pre", "Write|Edit|MultiEdit"),
+    CLAUDE: [("PreToolUse", "pre", "Write|Edit|MultiEdit|Bash"),
              ("PostToolUse", "post", "Write|Edit|MultiEdit|Bash")],
-    GEMINI: [("BeforeTool", "pre", "write_file|replace"),
+    GEMINI: [("BeforeTool", "pre", "write_file|replace|run_shell_command"),
              ("AfterTool", "post", "write_file|replace|run_shell_command")],
 }
 NAMES = {CLAUDE: "Claude Code", GEMINI: "Gemini CLI"}
@@ -54,9 +63,27 @@ def settings_path(runtime: str, scope: str, cwd: str | None = None,
     return os.path.join(base, DIRS[runtime], SETTINGS)
 
 
-def our_hook(runtime: str, event: str) -> dict[str, Any]:
+def program(given: str | None = None, argv0: str | None = None) -> str:
+    """The program the hook command runs: *given* (``--command``) as it is, else the
+    running console script's absolute path, else the ``qrspi-guard`` beside this
+    Python, else ``<python> -m qrspi_guard``; quoted for a shell."""
+    if given:
+        return given
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    for candidate in (argv0, os.path.join(os.path.dirname(sys.executable), "qrspi-guard")):
+        if (candidate and os.path.basename(candidate).startswith("qrspi-guard")
+                and os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+            return shlex.quote(os.path.abspath(candidate))
+    return f"{shlex.quote(sys.executable)} -m qrspi_guard"
+
+
+def command_for(event: str, prog: str | None = None) -> str:
+    return COMMAND.format(program=prog or program(), event=event)
+
+
+def our_hook(runtime: str, event: str, prog: str | None = None) -> dict[str, Any]:
     """The hook entry install adds for *event* ("pre" or "post")."""
-    hook: dict[str, Any] = {"type": "command", "command": COMMAND.format(event=event)}
+    hook: dict[str, Any] = {"type": "command", "command": command_for(event, prog)}
     if runtime == GEMINI:
         hook = {"name": f"qrspi-guard-{event}", **hook, "timeout": GEMINI_TIMEOUT_MS,
                 "description": "qrspi-guard: refuse a malformed QRSPI finding"}
@@ -64,8 +91,10 @@ def our_hook(runtime: str, event: str) -> dict[str, Any]:
 
 
 def _ours(hook: object, event: str) -> bool:
-    return (isinstance(hook, dict) and hook.get("type") == "command"
-            and hook.get("command") == COMMAND.format(event=event))
+    if not (isinstance(hook, dict) and hook.get("type") == "command"):
+        return False
+    m = _OURS.match(str(hook.get("command", "")))
+    return m is not None and m.group(1) == event
 
 
 def _hooks_of(doc: dict[str, Any], path: str, create: bool) -> dict[str, Any] | None:
@@ -86,19 +115,27 @@ def _event_list(hooks: dict[str, Any], name: str, path: str) -> list[Any] | None
     return groups
 
 
-def merge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str]:
-    """Add the hook's groups to *doc* in place; the events added (empty: all there)."""
+def merge(doc: dict[str, Any], runtime: str, path: str = SETTINGS,
+          prog: str | None = None) -> list[str]:
+    """Add the hook's groups to *doc* in place (or point ours at *prog*); the events
+    changed (empty: all there as they should be)."""
     hooks = _hooks_of(doc, path, create=True)
     assert hooks is not None
+    prog = prog or program()
     added = []
     for name, event, matcher in EVENTS[runtime]:
         groups = _event_list(hooks, name, path)
-        if groups is not None and any(
-                isinstance(g, dict) and isinstance(g.get("hooks"), list)
-                and any(_ours(h, event) for h in g["hooks"]) for g in groups):
+        mine = [h for g in groups or () if isinstance(g, dict)
+                and isinstance(g.get("hooks"), list) for h in g["hooks"] if _ours(h, event)]
+        if mine:
+            want = command_for(event, prog)
+            if any(h["command"] != want for h in mine):
+                for h in mine:
+                    h["command"] = want
+                added.append(name)
             continue
         hooks.setdefault(name, []).append({"matcher": matcher,
-                                           "hooks": [our_hook(runtime, event)]})
+                                           "hooks": [our_hook(runtime, event, prog)]})
         added.append(name)
     return added
 
@@ -182,8 +219,8 @@ def write_atomic(path: str, data: bytes, mode: int | None) -> None:
         raise OutputError(f"{one_line(path)}: cannot write: {exc.strerror or exc}") from None
 
 
-def change(path: str, runtime: str, remove: bool,
-           dry_run: bool) -> tuple[list[str], str, str | None]:
+def change(path: str, runtime: str, remove: bool, dry_run: bool,
+           prog: str | None = None) -> tuple[list[str], str, str | None]:
     """Install (or with *remove*, uninstall) the hook in the settings file at *path*.
 
     Returns the events changed, the merged file's text and the backup's path (None when
@@ -195,7 +232,7 @@ def change(path: str, runtime: str, remove: bool,
         raise OutputError(f"{one_line(path)} is read-only; not changed")
     if doc is None:
         doc = {}
-    events = unmerge(doc, runtime, path) if remove else merge(doc, runtime, path)
+    events = unmerge(doc, runtime, path) if remove else merge(doc, runtime, path, prog)
     text = render(doc)
     if dry_run or not events:
         return events, text, None

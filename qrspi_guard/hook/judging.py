@@ -24,7 +24,7 @@ from qrspi_guard.hook.payload import (
     base_dir,
     resolve,
 )
-from qrspi_guard.hook.where import Target, locate, rounds_named
+from qrspi_guard.hook.where import Target, locate, may_name_a_round
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,8 +66,12 @@ def decide(payload: dict[str, Any], event: str | None = None,
     ev, rt = call.event, call.runtime
     if call.kind is None:
         return Decision("ignore", event=ev, runtime=rt)
-    if call.kind == SHELL:
-        return _shell(call)
+    if call.kind == SHELL:  # only what the command wrote (hook/shell.py)
+        if not may_name_a_round(call.text("command") or "", base_dir(call)):
+            return Decision("ignore", event=ev, runtime=rt)
+        from qrspi_guard.hook.shell import decide_shell
+
+        return decide_shell(call)
     target = locate(call.file_path(), call.cwd)
     if target is None:
         return Decision("ignore", event=ev, runtime=rt)
@@ -144,35 +148,6 @@ def _read_for_name(target: Target) -> bytes:
         raise HookFailure(f"cannot read {one_line(target.shown, 200)}: "
                           f"{data.message.removeprefix('cannot be read: ')}")
     return data
-
-
-def _shell(call: Call) -> Decision:
-    """A shell command, after it ran: every reviewer-output file of every round it
-    names, with the rules a write of each of them would meet."""
-    command = call.text("command")
-    assert command is not None
-    named = rounds_named(command, base_dir(call))
-    if not named:
-        return Decision("ignore", event=call.event, runtime=call.runtime)
-    groups: list[tuple[str, str, list[Diagnostic]]] = []
-    every: list[Diagnostic] = []
-    for round_dir, step, number in named:
-        if number is None:
-            name = os.path.basename(round_dir)
-            diags = layout_diagnostics(Target(round_dir, round_dir, round_dir, name, step,
-                                              None, False))
-        else:
-            diags = judge_round(round_dir)
-        diags = _selected(diags, call)
-        groups.append((round_dir, step, diags))
-        every.extend(diags)
-    if not any(d.level == "error" for d in every):
-        return Decision("allow", diagnostics=tuple(every), event=call.event,
-                        runtime=call.runtime)
-    from qrspi_guard.hook.message import render_rounds
-
-    return Decision("block", render_rounds(groups), tuple(every), None, call.event,
-                    call.runtime)
 
 
 # -- judging ------------------------------------------------------------------------------

@@ -46,8 +46,9 @@ TOOLS: dict[str, dict[str, tuple[str, str]]] = {
     GEMINI: {"write_file": (WRITE, "file_path"), "replace": (REPLACE, "file_path"),
              "run_shell_command": (SHELL, "command")},
 }
-#: kinds judged before the call: the whole new file, or an edit applied in memory
-PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE})
+#: kinds judged before the call: the whole new file, or an edit applied in memory; and a
+#: shell command, whose named rounds' state is recorded (never judged) before it runs
+PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, SHELL})
 #: kinds judged after the call: the file as it now is on disk, or the rounds a command names
 POST_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL})
 
@@ -90,6 +91,9 @@ def read_stdin(stream: BinaryIO | None = None) -> bytes:
             raise HookFailure("no stdin")
         stream = sys.stdin.buffer
     try:
+        if stream.isatty():  # a person typed `qrspi-guard hook`: never wait on them
+            raise HookFailure("stdin is a terminal; the hook reads a tool-use payload "
+                              "(JSON) from the agent runtime (see `qrspi-guard hook --help`)")
         data = read_stream(stream, STDIN_CAP)
     except (OSError, ValueError) as exc:
         raise HookFailure(f"cannot read stdin: {exc}") from None

@@ -102,6 +102,12 @@ def _position(given: str, real: str) -> Target | None:
                   round_number(parts[at]), is_task, nested=len(rest) > 1)
 
 
+def may_name_a_round(command: str, base: str) -> bool:
+    """Whether a shell command can name a review round at all (one substring test): it
+    mentions ``round``, or it runs inside a round."""
+    return "round" in command or (REVIEWS in base and "round" in base)
+
+
 def rounds_named(command: str, base: str) -> list[tuple[str, str, int | None]]:
     """The review rounds a shell command names: (round directory, step, round number or
     None for a misnamed `round*` directory), existing directories only, at most
@@ -113,7 +119,7 @@ def rounds_named(command: str, base: str) -> list[tuple[str, str, int | None]]:
     cost of one substring test.
     """
     inside = REVIEWS in base and "round" in base
-    if "round" not in command and not inside:
+    if not may_name_a_round(command, base):
         return []
     import re
 

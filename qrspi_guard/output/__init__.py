@@ -55,10 +55,13 @@ def visible(d: Diagnostic, options: ReportOptions) -> bool:
 
 
 def summary_counts(result: CheckResult) -> dict[str, int]:
-    return {
+    counts = {
         "rounds": len(result.rounds),
         "files": result.files,
         "errors": result.count("error"),
         "warnings": result.count("warning"),
         "infos": result.count("info"),
     }
+    if result.baseline is not None:
+        counts["in_baseline"], counts["fixed"] = result.baseline
+    return counts

@@ -1,5 +1,8 @@
 """GitHub Actions workflow commands, escaped so a finding can never inject one.
 
+Every annotation is on a file that exists: a round-level diagnostic is placed as SARIF
+places it (:mod:`qrspi_guard.output.locate`).
+
 GitHub keeps only 10 annotations of each type (error, warning, notice) per step; when
 more are emitted, a first notice says how many of each type were cut (it comes first so
 that it is itself never cut). Every diagnostic also goes into a Markdown table appended
@@ -13,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
+from qrspi_guard.output.fingerprint import source_root
+from qrspi_guard.output.locate import Locator
 from qrspi_guard.output.markdown import code
 from qrspi_guard.output.text import summary
 from qrspi_guard.textsafe import one_line
@@ -35,13 +40,32 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(d: Diagnostic) -> str:
-    props = [f"file={escape_property(one_line(d.path))}"] if d.path else []
-    if d.line:
-        props.append(f"line={d.line}")
+def command(d: Diagnostic, locator: Locator | None = None) -> str:
+    """One workflow command. With *locator*, a diagnostic about a directory or a file
+    that is not there (a round's silent reviewer, a missing config.md) is placed on a
+    file that exists, as SARIF places it (GitHub cannot show an annotation on a
+    directory in a pull request), at line 1, and its message names the original place."""
+    path, line, message = d.path, d.line, one_line(d.message)
+    if locator is not None and d.path:
+        target, exact = locator.place(d.path)
+        if not exact and target != d.path:
+            path, line = _shown(target), 1
+            message += f" (at {one_line(d.path)})"
+    props = [f"file={escape_property(one_line(path))}"] if path else []
+    if line:
+        props.append(f"line={line}")
     props.append(f"title={escape_property(d.cause)}")
     # one_line first: no control characters survive, then GitHub's own escaping
-    return f"::{_COMMAND[d.level]} {','.join(props)}::{escape_data(one_line(d.message))}"
+    return f"::{_COMMAND[d.level]} {','.join(props)}::{escape_data(message)}"
+
+
+def _shown(path: str) -> str:
+    """A placed file as the other paths are shown: relative to the working directory
+    when it is below it."""
+    import os
+
+    rel = os.path.relpath(path)
+    return path if rel.startswith(os.pardir) else rel
 
 
 def cut_notice(counts: dict[str, int]) -> str | None:
@@ -60,12 +84,13 @@ def cut_notice(counts: dict[str, int]) -> str | None:
 def render(result: CheckResult, options: ReportOptions) -> str:
     lines = []
     counts: dict[str, int] = {}
+    locator = Locator(source_root())
     for d in result.diagnostics:
         if not visible(d, options):
             continue
         kind = _COMMAND[d.level]
         counts[kind] = counts.get(kind, 0) + 1
-        lines.append(command(d))
+        lines.append(command(d, locator))
     notice = cut_notice(counts)
     if notice is not None:
         lines.insert(0, notice)

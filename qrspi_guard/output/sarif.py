@@ -6,39 +6,37 @@
   diagnostic about a directory (a round, a step, an unreadable directory) or about a
   file that is not there (a missing config.md) is placed at the first file of that
   directory, else at the first file of the nearest directory above it that holds one
-  (name order, hidden files last; never above the source root), at line 1, and its
+  (name order, hidden files last; never above the source root), else at the first file
+  below it (:mod:`qrspi_guard.output.locate`), at line 1, and its
   message names the original place.
 - URIs are relative to ``%SRCROOT%``: the git top level of the working directory, or
   the working directory outside git. Never absolute; a name that is not valid UTF-8
   has its raw bytes percent-encoded.
-- ``partialFingerprints`` (``qrspiGuard/v1``) hash the cause, the original place and
-  what was found, never a line number, so a result keeps its identity when unrelated
-  lines move.
+- ``partialFingerprints`` (``qrspiGuard/v1``) are :mod:`qrspi_guard.output.fingerprint`'s:
+  the cause, the original place and what was found, never a line number, so a result
+  keeps its identity when unrelated lines move (the baseline matches on the same).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import stat
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from qrspi_guard import __version__
 from qrspi_guard.contract.causes import CATALOGUE, Cause
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
+from qrspi_guard.output.fingerprint import FINGERPRINT, fingerprint, source_root
+from qrspi_guard.output.locate import Locator
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-#: the project's home (the one placeholder the README names)
-HOMEPAGE = "https://github.com/OWNER/qrspi-guard"
+#: the package metadata's project URL that SARIF links rules and the tool to
+HOME_LABEL = "Homepage"
 SRCROOT = "%SRCROOT%"
-FINGERPRINT = "qrspiGuard/v1"
 
 
 def _short(meaning: str) -> str:
@@ -64,99 +62,39 @@ def _help(c: Cause) -> dict[str, str]:
     }
 
 
-def rules() -> list[dict[str, Any]]:
-    return [
-        {
+def project_home() -> str | None:
+    """The project's home page from the installed package's metadata
+    (``[project.urls] Homepage`` in pyproject.toml), or None when it names none: SARIF
+    then carries no helpUri or informationUri rather than a placeholder."""
+    from importlib import metadata
+
+    try:
+        urls = metadata.metadata("qrspi-guard").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in urls:
+        label, _, url = str(entry).partition(",")
+        if label.strip() == HOME_LABEL and url.strip().startswith("https://"):
+            return url.strip()
+    return None
+
+
+def rules(home: str | None = None) -> list[dict[str, Any]]:
+    out = []
+    for c in CATALOGUE.values():
+        rule: dict[str, Any] = {
             "id": c.name,
             "name": _pascal(c.name),
             "shortDescription": {"text": _short(c.meaning)},
             "fullDescription": {"text": c.meaning},
             "help": _help(c),
-            "helpUri": f"{HOMEPAGE}#causes",
-            "defaultConfiguration": {"level": _LEVEL[c.level]},
-            "properties": {"tags": ["qrspi", c.level]},
         }
-        for c in CATALOGUE.values()
-    ]
-
-
-def source_root(start: str | None = None) -> str:
-    """The git top level above *start* (default: the working directory), else *start*."""
-    here = os.path.abspath(start or os.getcwd())
-    d = here
-    while True:
-        if os.path.lexists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return here
-        d = parent
-
-
-class Locator:
-    """Where a diagnostic's result is placed: an existing file under the source root."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self._first: dict[str, str | None] = {}
-
-    def relative(self, path: str) -> str:
-        rel = os.path.relpath(os.path.abspath(path or "."), self.root)
-        return "." if rel == os.curdir else rel.replace(os.sep, "/")
-
-    def uri(self, path: str) -> str:
-        """A URI reference relative to the source root (raw bytes percent-encoded)."""
-        return quote(os.fsencode(self.relative(path)), safe="/-._~")
-
-    def _first_file(self, directory: str) -> str | None:
-        got = self._first.get(directory, "")
-        if got != "":
-            return got
-        found: str | None = None
-        try:
-            with os.scandir(directory) as it:
-                names = sorted((e.name.startswith("."), e.name) for e in it
-                               if e.is_file(follow_symlinks=False))
-            if names:
-                found = os.path.join(directory, names[0][1])
-        except OSError:
-            found = None
-        self._first[directory] = found
-        return found
-
-    def place(self, path: str) -> tuple[str, bool]:
-        """(the file a result for *path* is placed at, whether that is *path* itself)."""
-        p = path or "."
-        try:
-            mode = os.lstat(p).st_mode
-        except OSError:
-            mode = None
-        if mode is not None and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-            return p, True
-        directory = p if mode is not None and stat.S_ISDIR(mode) else os.path.dirname(p)
-        directory = os.path.abspath(directory or ".")
-        root = self.root
-        while True:
-            if os.path.isdir(directory) and not os.path.islink(directory):
-                first = self._first_file(directory)
-                if first is not None:
-                    return first, False
-            parent = os.path.dirname(directory)
-            if directory == root or parent == directory or not _inside(parent, root):
-                return p, False
-            directory = parent
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _fingerprint(d: Diagnostic, where: str, seen: dict[str, int]) -> str:
-    key = "\0".join([d.cause, where, d.file or "", d.field or "", d.tag or "", d.value or ""])
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    n = seen.get(digest, 0) + 1
-    seen[digest] = n
-    return f"{digest}:{n}"
+        if home:
+            rule["helpUri"] = f"{home}#causes"
+        rule["defaultConfiguration"] = {"level": _LEVEL[c.level]}
+        rule["properties"] = {"tags": ["qrspi", c.level]}
+        out.append(rule)
+    return out
 
 
 def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str, Any]:
@@ -174,7 +112,7 @@ def result_of(d: Diagnostic, locator: Locator, seen: dict[str, int]) -> dict[str
             "artifactLocation": {"uri": locator.uri(target), "uriBaseId": SRCROOT},
             "region": region,
         }}],
-        "partialFingerprints": {FINGERPRINT: _fingerprint(d, locator.relative(d.path), seen)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(d, locator.relative(d.path), seen)},
     }
 
 
@@ -186,17 +124,17 @@ def document(result: CheckResult, options: ReportOptions,
     locator = Locator(root or source_root())
     seen: dict[str, int] = {}
     results = [result_of(d, locator, seen) for d in result.diagnostics if visible(d, options)]
+    home = project_home()
+    driver: dict[str, Any] = {"name": "qrspi-guard", "version": __version__,
+                              "semanticVersion": __version__}
+    if home:
+        driver["informationUri"] = home
+    driver["rules"] = rules(home)
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "qrspi-guard",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": HOMEPAGE,
-                "rules": rules(),
-            }},
+            "tool": {"driver": driver},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

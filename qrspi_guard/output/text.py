@@ -39,6 +39,8 @@ def summary(result: CheckResult) -> str:
         text += f", {c['infos']} info"
     if result.not_in_round:
         text += f" ({len(result.not_in_round)} path(s) not in a review round ignored)"
+    if result.baseline is not None:
+        text += f" ({result.baseline[0]} in baseline, {result.baseline[1]} fixed)"
     return text
 
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from qrspi_guard.errors import UsageError
 from qrspi_guard.records import field, record, replace
 from qrspi_guard.settings.files import ConfigFile, find, load
 from qrspi_guard.settings.selection import (
@@ -71,6 +72,8 @@ class Settings:
     selection: Selection = DEFAULT
     extra_expected: tuple[tuple[str, tuple[str, ...]], ...] = ()
     thresholds: Thresholds | None = None
+    #: the baseline file (``baseline``, relative to its config file), read by check only
+    baseline: str | None = None
     layers: tuple[Layer, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -92,6 +95,7 @@ class Settings:
             "per-file-ignores": {p.pattern: sorted(p.causes) for p in self.selection.per_file},
             "extra-expected-tags": {k: list(v) for k, v in self.extra_expected},
             "thresholds": self.thresholds.as_dict() if self.thresholds else None,
+            "baseline": self.baseline,
             "disabled": self.selection.disabled,
             "sources": dict(self.sources),
         }
@@ -105,7 +109,7 @@ class Settings:
 
         lines = [f"config file: {one_line(self.config.shown) if self.config else '(none)'}"]
         for key in ("format", "strict", "protocol", "select", "extend-select", "ignore",
-                    "per-file-ignores", "extra-expected-tags", "thresholds"):
+                    "per-file-ignores", "extra-expected-tags", "thresholds", "baseline"):
             value = json.dumps(data[key], ensure_ascii=True)
             source = self.sources.get(key, DEFAULT_SOURCE)
             lines.append(f"{key} = {one_line(value)}  # {one_line(source)}")
@@ -127,14 +131,19 @@ def _layer_value(layers: tuple[Layer, ...], attr: str) -> list[str] | None:
 
 
 def _names(cfg: ConfigFile, key: str) -> tuple[str, ...]:
+    from qrspi_guard.contract.causes import did_you_mean
+
     value = cfg.values[key]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise cfg.error(key, "must be a list of cause names")
     try:
-        return parse_names(value, key)
+        return parse_names(value, key, select=key == "select")
     except UnknownCause as exc:
-        raise cfg.error(key, f"unknown cause {exc.name!r} (see `qrspi-guard explain "
-                        "--list`)") from None
+        raise cfg.error(key, f"unknown cause {exc.name!r}{did_you_mean(exc.name)} (see "
+                        "`qrspi-guard explain --list`)") from None
+    except UsageError:
+        raise cfg.error(key, "names no cause; every cause would be off (name causes, "
+                        "or ALL)") from None
 
 
 def _file_layer(cfg: ConfigFile) -> tuple[Layer, tuple[PerFileIgnore, ...]]:
@@ -153,8 +162,10 @@ def _file_layer(cfg: ConfigFile) -> tuple[Layer, tuple[PerFileIgnore, ...]]:
             try:
                 names = parse_names(causes, pattern)
             except UnknownCause as exc:
-                raise cfg.error("per-file-ignores", f"unknown cause {exc.name!r}",
-                                pattern) from None
+                from qrspi_guard.contract.causes import did_you_mean
+
+                raise cfg.error("per-file-ignores", f"unknown cause {exc.name!r}"
+                                f"{did_you_mean(exc.name)}", pattern) from None
             pfi.append(PerFileIgnore.of(pattern, names))
     return layer, tuple(pfi)
 
@@ -230,6 +241,11 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
             s.extra_expected, src["extra-expected-tags"] = _extra(cfg), where
         if "thresholds" in v:
             s.thresholds, src["thresholds"] = _thresholds(cfg), where
+        if "baseline" in v:
+            if not isinstance(v["baseline"], str) or not v["baseline"].strip():
+                raise cfg.error("baseline", "must be a file name (relative to this file)")
+            s.baseline = os.path.join(cfg.directory, v["baseline"])
+            src["baseline"] = where
         layer, per_file = _file_layer(cfg)
         layers.append(layer)
         for key in ("select", "extend-select", "ignore", "per-file-ignores"):
@@ -244,7 +260,8 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
     if cli.protocol is not None:
         s.protocol, src["protocol"] = cli.protocol, CLI_SOURCE
     cli_layer = Layer(
-        select=parse_names(cli.select, "--select") if cli.select is not None else None,
+        select=(parse_names(cli.select, "--select", select=True)
+                if cli.select is not None else None),
         extend_select=parse_names(cli.extend_select, "--extend-select"),
         ignore=parse_names(cli.ignore, "--ignore"))
     layers.append(cli_layer)

@@ -35,6 +35,7 @@ KEYS: dict[str, str] = {
     "protocol": "auto, apply-fix or fan-in",
     "extra-expected-tags": "a table of step -> list of reviewer tags",
     "thresholds": "a table with style, clarity and correctness scores (0..100)",
+    "baseline": "a baseline file, relative to this file's directory (check only)",
 }
 #: the largest configuration file read (a config is a few hundred bytes)
 MAX_BYTES = FILE_CAP

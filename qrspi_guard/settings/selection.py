@@ -42,13 +42,24 @@ class UnknownCause(UsageError):
         self.where = where
 
     def __str__(self) -> str:
-        return (f"{self.where}: unknown cause {one_line(self.name)!r} "
-                "(see `qrspi-guard explain --list`)")
+        from qrspi_guard.contract.causes import did_you_mean
+
+        return (f"{self.where}: unknown cause {one_line(self.name)!r}"
+                f"{one_line(did_you_mean(self.name))} (see `qrspi-guard explain --list`)")
 
 
-def parse_names(values: Iterable[str], where: str) -> tuple[str, ...]:
+class EmptySelection(UsageError):
+    """``--select ""`` (or ``select = []``): a selection that turns every cause off."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"{where}: names no cause; every cause would be off and every "
+                         "error hidden (name causes, or ALL)")
+
+
+def parse_names(values: Iterable[str], where: str, select: bool = False) -> tuple[str, ...]:
     """Cause names from comma-separated *values* (``ALL`` allowed), checked against the
-    catalogue; raises :class:`UnknownCause` naming the first unknown one."""
+    catalogue; raises :class:`UnknownCause` naming the first unknown one, and for a
+    *select* that names nothing :class:`EmptySelection`."""
     out: list[str] = []
     for value in values:
         for part in value.split(","):
@@ -59,6 +70,8 @@ def parse_names(values: Iterable[str], where: str) -> tuple[str, ...]:
                 raise UnknownCause(name, where)
             if name not in out:
                 out.append(name)
+    if select and not out:
+        raise EmptySelection(where)
     return tuple(out)
 
 
