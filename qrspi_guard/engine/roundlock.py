@@ -62,16 +62,23 @@ def round_lock(round_dir: str, on_wait: Callable[[], None] | None = None,
 
 
 def _wait(fd: int, round_dir: str, timeout: float, exit_code: int) -> None:
-    deadline = time.monotonic() + timeout
+    if not flock_within(fd, time.monotonic() + timeout):
+        raise LockTimeout(round_dir, timeout, exit_code)
+
+
+def flock_within(fd: int, deadline: float) -> bool:
+    """Take an exclusive ``flock`` on *fd* before ``time.monotonic()`` reaches
+    *deadline*, polling with a growing delay (at most 0.2 s): True when taken, False when
+    the deadline passed first."""
     delay = 0.01
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            return True
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise LockTimeout(round_dir, timeout, exit_code) from None
+                return False
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.2)
 

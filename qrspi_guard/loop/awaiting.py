@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 
 from qrspi_guard.contract.layout import TAG_RE
-from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, round_lock
+from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, flock_within, round_lock
 from qrspi_guard.errors import GuardError, InputError, UsageError
 from qrspi_guard.loop.commands import ROOTS_ENV, check_command, exec_roots, run_command
 from qrspi_guard.loop.drain import (
@@ -164,19 +164,9 @@ def _lock_dispatch(round_dir: str) -> tuple[int | None, str | None]:
 
 
 def _wait_for(fd: int, deadline: float, round_dir: str, waited: float) -> None:
-    delay = 0.01
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise DrainBusy(f"another await is draining {one_line(round_dir, 200)} "
-                                f"(the lock on its {DISPATCH}/ is held; waited "
-                                f"{waited:g} s)") from None
-            time.sleep(min(delay, left))
-            delay = min(delay * 2, 0.2)
+    if not flock_within(fd, deadline):
+        raise DrainBusy(f"another await is draining {one_line(round_dir, 200)} (the lock "
+                        f"on its {DISPATCH}/ is held; waited {waited:g} s)")
 
 
 def _run_entries(round_dir: str, entries: list[Entry], timeout: float,
