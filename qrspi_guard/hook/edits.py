@@ -123,23 +123,19 @@ def current_text(source: str, shown: str) -> str | None | bool:
             raise HookFailure(f"{one_line(shown, 200)} is a directory")
         if not stat.S_ISREG(st.st_mode):
             raise HookFailure(f"{one_line(shown, 200)} is not a regular file")
-        chunks, size = [], 0
-        while size <= WORK_CAP:
-            chunk = os.read(fd, min(1 << 20, WORK_CAP + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        from qrspi_guard.parse.capped import read_capped
+
+        data = read_capped(fd, WORK_CAP)
     except OSError as exc:
         raise HookFailure(f"cannot read {one_line(shown, 200)}: {exc.strerror or exc}") \
             from None
     finally:
         os.close(fd)
-    if size > WORK_CAP:
+    if data is None:
         raise HookFailure(f"{one_line(shown, 200)} is larger than {WORK_CAP >> 20} MiB; "
                           "an edit of it is not applied in memory")
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return False
 

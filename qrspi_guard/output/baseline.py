@@ -26,6 +26,7 @@ from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.errors import GuardError
 from qrspi_guard.output.fingerprint import fingerprints, source_root
+from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.records import record, replace
 from qrspi_guard.textsafe import one_line
 
@@ -97,21 +98,15 @@ def _read(path: str) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise BaselineError(f"baseline {shown}: not a regular file")
-        chunks, size = [], 0
-        while size <= MAX_BYTES:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_capped(fd, MAX_BYTES)
     except OSError as exc:
         raise BaselineError(f"baseline {shown}: cannot be read: {exc.strerror or exc}") \
             from None
     finally:
         os.close(fd)
-    if size > MAX_BYTES:
+    if data is None:
         raise BaselineError(f"baseline {shown}: larger than {MAX_BYTES} bytes")
-    return b"".join(chunks)
+    return data
 
 
 def load(path: str) -> Baseline:
