@@ -1,9 +1,9 @@
 """`qrspi-guard check`: one-shot validation and CI gate (cli.md).
 
-A thin shell: options are resolved into :class:`qrspi_guard.settings.Settings` (the
-command line over the project configuration file over the environment), the engine
-judges, :func:`qrspi_guard.settings.apply_selection` leaves out what is turned off, a
-reporter renders, and :mod:`qrspi_guard.output.files` writes. Failures are raised as
+A thin shell: each PATH gets the :class:`qrspi_guard.judge.Judge` of the project
+configuration found from it upward (the command line over that file over the
+environment), the judges judge (the rule selection applied inside), a reporter renders,
+and :mod:`qrspi_guard.output.files` writes. Failures are raised as
 :class:`~qrspi_guard.errors.GuardError` and become one line and exit 2 in
 :func:`qrspi_guard.cli.main`.
 """
@@ -13,11 +13,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
+from qrspi_guard.cli.options import (
+    build_overrides,
+    given,
+    override_options,
+    selection_options,
+    settings_file_option,
+)
 from qrspi_guard.output import FORMATS, ReportOptions
 
 #: the most read from standard input for --stdin-filename (a finding is at most 1 MiB)
@@ -52,6 +58,7 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
 @click.option("--show-settings", is_flag=True,
               help="Print the resolved settings and where each came from, and exit.")
 @click.option("--isolated", is_flag=True, help="Read no project configuration file.")
+@settings_file_option
 @click.option("--write-status", is_flag=True,
               help="Write round-NN-guard.json beside each round checked.")
 @click.option("--fix", is_flag=True, help="Normalise trailing newlines (the only fix).")
@@ -75,7 +82,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
           require_sidecars: bool, expect: str | None, config_file: str | None,
           protocol: str, round_no: int | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool,
-          statistics: bool, show_settings: bool, isolated: bool, write_status: bool,
+          statistics: bool, show_settings: bool, isolated: bool,
+          settings_file: str | None, write_status: bool,
           fix: bool, output: str | None, output_format: str | None,
           stdin_filename: str | None, quiet: bool,
           color_choice: str, no_color: bool) -> None:
@@ -93,27 +101,33 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     import time
 
     from qrspi_guard.errors import OutputError, UsageError
+    from qrspi_guard.judge import judges_for, merge
     from qrspi_guard.output import renderer
-    from qrspi_guard.settings import CommandLine, apply_selection, resolve
+    from qrspi_guard.settings import CommandLine
     from qrspi_guard.textsafe import one_line
 
     started = time.monotonic()
     _tolerant_stdout()
-    settings = resolve(CommandLine(
+    from_stdin = "-" in paths
+    base = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
+                           config_file, protocol, round_no)
+    # each PATH is judged under the project configuration found from it upward (cli.md
+    # "Where configuration is found"); the first PATH's also gives format and strict
+    cli = CommandLine(
         format=fmt if given(ctx, "fmt") else None,
         strict=strict if given(ctx, "strict") else None,
         select=select or None, extend_select=extend_select, ignore=ignore,
-        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated))
+        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated,
+        settings_file=settings_file)
+    judged = (stdin_filename,) if stdin_filename is not None and from_stdin else paths
+    judges = judges_for([p for p in judged if p != "-"], cli, base)
+    settings = judges[0][0].settings
     if show_settings:
-        click.echo(settings.show(as_json=settings.format == "json"), nl=False)
+        click.echo(_show(judges, settings.format == "json"), nl=False)
         return
     fmt, strict = settings.format, settings.strict
     if statistics and fmt not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not {fmt}")
-    overrides = settings.overrides(build_overrides(
-        step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
-        round_no))
-    from_stdin = "-" in paths
     if from_stdin or stdin_filename is not None:
         if paths not in (("-",), ()) or stdin_filename is None:
             raise UsageError("judge standard input with: check --stdin-filename PATH -")
@@ -123,27 +137,23 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if fix:
         from qrspi_guard.output.fix import FixFailure, fix_trailing_newlines
 
-        selected = settings.selection
+        for judge, group in judges:
+            selected = judge.selection
 
-        def wanted(path: str) -> bool:  # fix only where the cause is reported
-            return selected.allows_at("trailing_newline", path)
+            def wanted(path: str, selected: Any = selected) -> bool:
+                return bool(selected.allows_at("trailing_newline", path))  # where reported
 
-        for outcome in fix_trailing_newlines(paths or ("."), overrides, wanted):
-            if isinstance(outcome, FixFailure):
-                fix_failures.append(outcome)
-                click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "
-                           f"{outcome.reason}; it is left as it was", err=True)
-            elif not quiet:
-                click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
+            for outcome in fix_trailing_newlines(group or ("."), judge.overrides, wanted):
+                if isinstance(outcome, FixFailure):
+                    fix_failures.append(outcome)
+                    click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "
+                               f"{outcome.reason}; it is left as it was", err=True)
+                elif not quiet:
+                    click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
     if stdin_filename is not None:
-        from qrspi_guard.engine.buffer import check_buffer
-
-        result = check_buffer(stdin_filename, _read_stdin(), overrides)
+        result = judges[0][0].buffer(stdin_filename, _read_stdin())
     else:
-        from qrspi_guard.engine import check_paths
-
-        result = check_paths(paths, overrides)
-    result = apply_selection(result, settings.selection)
+        result = merge([judge.paths(group) for judge, group in judges])
     color = (fmt == "text" and not no_color
              and use_color(color_choice, os.environ, _isatty(sys.stdout)))
     elapsed = time.monotonic() - started
@@ -176,6 +186,23 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         raise OutputError(f"{len(fix_failures)} file(s) could not be fixed (see above); "
                           "each is left as it was")
     _exit(0 if exit_zero else (1 if result.failed(strict) else 0))
+
+
+def _show(judges: list[tuple[Any, list[str]]], as_json: bool) -> str:
+    """``--show-settings``: the settings each PATH is judged under, naming the file
+    actually read (one block per configuration when PATHs fall under several)."""
+    if len(judges) == 1:
+        return str(judges[0][0].settings.show(as_json=as_json))
+    if as_json:
+        import json
+
+        return json.dumps([{"paths": group, **judge.settings.as_dict()}
+                           for judge, group in judges], indent=2, ensure_ascii=True) + "\n"
+    from qrspi_guard.textsafe import one_line
+
+    blocks = [f"# {', '.join(one_line(p) for p in group)}\n{judge.settings.show()}"
+              for judge, group in judges]
+    return "\n".join(blocks)
 
 
 def _isatty(stream: object) -> bool:

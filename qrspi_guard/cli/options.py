@@ -1,4 +1,5 @@
-"""Options shared by `check`, `watch` and `hook`: the config overrides (cli.md)."""
+"""Options shared by `check`, `watch` and `hook`: the config overrides, the rule
+selection and where the project configuration comes from (cli.md)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,14 @@ def given(ctx: click.Context, name: str) -> bool:
     variable), not left at its default."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def settings_file_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--settings FILE``: the project configuration file, instead of the one found
+    from each judged path upward (cli.md "Where configuration is found")."""
+    return click.option(
+        "--settings", "settings_file", metavar="FILE",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Read the project configuration from FILE instead of finding it from each "
+        "path upward (pyproject.toml: its [tool.qrspi-guard] table; any other name: "
+        "top-level keys).")(f)

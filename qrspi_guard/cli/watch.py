@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
+from qrspi_guard.cli.options import (
+    build_overrides,
+    given,
+    override_options,
+    selection_options,
+    settings_file_option,
+)
 
 if TYPE_CHECKING:
     from qrspi_guard.watch.loop import Watcher
@@ -63,13 +69,14 @@ SECONDS = Seconds()
 @override_options
 @selection_options
 @click.option("--isolated", is_flag=True, help="Read no project configuration file.")
+@settings_file_option
 @click.pass_context
 def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: bool,
           fmt: str, events_file: str | None, step: str | None, second_reviewer: bool | None,
           verifier: bool | None, require_sidecars: bool, expect: str | None,
           config_file: str | None, protocol: str, round_no: int | None,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
-          isolated: bool) -> None:
+          isolated: bool, settings_file: str | None) -> None:
     """Watch ROOT (default: .) and keep every round-NN-guard.json current.
 
     Prints one line per change of a round's status; stops cleanly on SIGINT or SIGTERM
@@ -81,18 +88,18 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
       qrspi-guard watch . --format json --events guard-events.jsonl
       qrspi-guard watch /mnt/share/run --polling --settle 5
     """
-    from qrspi_guard.settings import CommandLine, resolve
+    from qrspi_guard.judge import Judge
+    from qrspi_guard.settings import CommandLine
     from qrspi_guard.watch.events import WatchdogSource
     from qrspi_guard.watch.loop import Options, Watcher
     from qrspi_guard.watch.publish import LineSink
 
-    # the project configuration file (selection, protocol, thresholds, extra tags) applies
-    # to watch as to check; the command line wins
-    settings = resolve(CommandLine(
+    # the project configuration file found from ROOT upward (selection, protocol,
+    # thresholds, extra tags) applies to watch as to check; the command line wins
+    judge = Judge.for_path(root, CommandLine(
         select=select or None, extend_select=extend_select, ignore=ignore,
-        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated),
-        start=root)
-    overrides = settings.overrides(build_overrides(
+        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated,
+        settings_file=settings_file), build_overrides(
         step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
         round_no))
     # Straight to the descriptors, unbuffered: a closed, full or broken stdout is said
@@ -101,9 +108,9 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
     _occupy_closed_std_fds()
     stdout = LineSink("standard output", _stderr_line, fd=1)
     source = WatchdogSource(os.path.abspath(root), polling=polling)
-    watcher = Watcher(root, overrides, source,
+    watcher = Watcher(root, judge.overrides, source,
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
-                      out=stdout.write, err=_stderr_line, selection=settings.selection)
+                      out=stdout.write, err=_stderr_line, judge=judge)
     install_signal_handlers(watcher)
     sys.exit(watcher.run())
 

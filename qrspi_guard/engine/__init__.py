@@ -10,8 +10,8 @@
 - :mod:`.check`       ``check``: all of the above over a set of paths
 - :mod:`.results`     the result types
 
-``check_paths`` is what ``check`` runs; ``evaluate_round`` is the unit that ``watch``
-re-runs when a round changes.
+``evaluate_round`` is the one function a round's verdict comes from; commands reach it
+through :class:`qrspi_guard.judge.Judge` (``check_paths`` is what ``Judge.paths`` runs).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ _EXPORTS: dict[str, str] = {
     "jobs": "parallel", "PARALLEL_MIN_ROUNDS": "parallel",
     "CheckResult": "results", "RoundResult": "results", "Status": "results",
     "sort_diagnostics": "results",
-    "evaluate_round": "rounds", "round_facts": "rounds", "round_result": "rounds",
+    "evaluate_round": "rounds", "round_facts": "rounds",
     "PathNotFound": "errors",
 }
 

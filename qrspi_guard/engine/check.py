@@ -20,7 +20,7 @@ from qrspi_guard.engine.history import ConfigHistory
 from qrspi_guard.engine.inputs import read_anchor
 from qrspi_guard.engine.parallel import jobs, ordered_map
 from qrspi_guard.engine.plan import plan
-from qrspi_guard.engine.results import CheckResult, RoundResult
+from qrspi_guard.engine.results import CheckResult, Keep, RoundResult, kept
 from qrspi_guard.engine.rounds import evaluate_round
 from qrspi_guard.engine.runconfig import config_path, missing_reason, read_config_bytes
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
@@ -32,27 +32,29 @@ from qrspi_guard.rules.facts import Place
 _SENT = tuple(name for name in fields(RoundResult) if name != "run")
 
 
-def check_paths(paths: Iterable[str], overrides: Overrides | None = None) -> CheckResult:
-    """Check every round at or below *paths* (default ``.``). Raises
+def check_paths(paths: Iterable[str], overrides: Overrides | None = None,
+                keep: Keep | None = None) -> CheckResult:
+    """Check every round at or below *paths* (default ``.``), leaving out what *keep*
+    (the rule selection) does not report. Raises
     :class:`~qrspi_guard.errors.PathNotFound` and
     :class:`~qrspi_guard.errors.UnreadablePath`."""
     overrides = overrides or Overrides()
     the_plan = plan(list(paths) or ["."], overrides)
     ctx = Context.for_check(overrides)
     refs = list(the_plan.rounds.values())
-    runs, first_use = RunConfigs(overrides, ctx).for_rounds(refs)
+    runs, first_use = RunConfigs(overrides, ctx, keep).for_rounds(refs)
     result = CheckResult(not_in_round=the_plan.not_in_round)
-    diags: list[Diagnostic] = list(the_plan.layout)
+    diags: list[Diagnostic] = kept(list(the_plan.layout), keep)
     for path in the_plan.loose:
         result.files += 1
-        diags.extend(_judge_loose(path))
+        diags.extend(kept(_judge_loose(path), keep))
     if jobs(len(refs)) > 1:
         assert ctx.resolver is not None
         ctx.resolver.prepare(refs)  # decided once, shared by the forked workers
     shared: dict[tuple[str, ...], list[str]] = {}
 
     def one(i: int) -> RoundResult:
-        return evaluate_round(refs[i], runs[i], overrides, ctx=ctx)
+        return evaluate_round(refs[i], runs[i], overrides, ctx=ctx, keep=keep)
 
     def encode(rr: RoundResult) -> dict[str, Any]:
         return {name: getattr(rr, name) for name in _SENT}
@@ -99,9 +101,10 @@ class RunConfigs:
     """Each round's configuration: the working tree's config.md, or the one as of the
     round's commit (generations.md §7); parsed once per (run, source)."""
 
-    def __init__(self, overrides: Overrides, ctx: Context) -> None:
+    def __init__(self, overrides: Overrides, ctx: Context, keep: Keep | None = None) -> None:
         self.overrides = overrides
         self.ctx = ctx
+        self.keep = keep
         self._real: dict[str, str] = {}
 
     def _key(self, artifact_dir: str | None) -> str | None:
@@ -142,6 +145,8 @@ class RunConfigs:
                 why = missing_reason(path) if data is None else ""
                 cfg = parsed[(key, source)] = config_from(path, ref.artifact_dir, data,
                                                           self.overrides, source, why=why)
+                if self.keep is not None and cfg.diagnostics:
+                    cfg.diagnostics = kept(cfg.diagnostics, self.keep)
                 if (key, data) not in texts:
                     texts[(key, data)] = True
                     first_use[i] = cfg.diagnostics
@@ -168,11 +173,14 @@ class RunConfigs:
         return out
 
 
-def check_round_dir(round_dir: str, overrides: Overrides | None = None) -> RoundResult | None:
-    """Evaluate a single round directory (``watch`` and embedders)."""
+def check_round_dir(round_dir: str, overrides: Overrides | None = None,
+                    keep: Keep | None = None) -> RoundResult | None:
+    """Evaluate a single round directory (embedders; commands ask
+    :meth:`qrspi_guard.judge.Judge.round`)."""
     overrides = overrides or Overrides()
     ref = round_of_dir(round_dir, overrides.step)
     if ref is None:
         return None
-    runs, _ = RunConfigs(overrides, Context.for_check(overrides)).for_rounds([ref])
-    return evaluate_round(ref, runs[0], overrides, ctx=Context.for_check(overrides))
+    ctx = Context.for_check(overrides)
+    runs, _ = RunConfigs(overrides, ctx, keep).for_rounds([ref])
+    return evaluate_round(ref, runs[0], overrides, ctx=ctx, keep=keep)

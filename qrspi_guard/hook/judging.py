@@ -5,10 +5,12 @@ a tool this hook does not judge), ``allow`` (a round file that passes, warnings 
 most; or an edit that would not apply), ``block`` (errors, with a message for the
 agent). The hook's own failures raise :class:`HookFailure`.
 
-The rules (the engine, YAML) are imported only once a path is known to be inside
-``reviews/<step>/round-NN/`` or ``reviews/tasks/task-NN/round-NN/``. The hook never
-calls git and reads no config.md: the rules it applies (per-file, and the two tag
-rules a single write can break) do not depend on the run's configuration.
+A write is judged by the one judge (:class:`qrspi_guard.judge.Judge`) as ``check``
+would judge its round with the written content in place, under the project
+configuration found from the written file upward (or ``--settings``). The rules (the
+engine, YAML) are imported only once a path is known to be inside a round directory
+under ``reviews/``. The hook never calls git and reads no config.md: the rules it
+reports (per-file, and the tag rules a single write can break) do not depend on it.
 """
 
 from __future__ import annotations
@@ -60,14 +62,16 @@ class Decision:
 
 
 def decide(payload: dict[str, Any], event: str | None = None,
-           runtime: str | None = None) -> Decision:
-    """Judge one tool call. Raises :class:`HookFailure` for the hook's own failures."""
+           runtime: str | None = None, settings_file: str | None = None) -> Decision:
+    """Judge one tool call (*settings_file*: ``--settings``, else the project
+    configuration found from each file written). Raises :class:`HookFailure` for the
+    hook's own failures."""
     call = resolve(payload, event, runtime)
     ev, rt = call.event, call.runtime
     if call.kind is None:
         return Decision("ignore", event=ev, runtime=rt)
     if call.kind == SHELL:
-        return _shell(call)
+        return _shell(call, settings_file)
     target = locate(call.file_path(), call.cwd)
     if target is None:
         return Decision("ignore", event=ev, runtime=rt)
@@ -78,16 +82,15 @@ def decide(payload: dict[str, Any], event: str | None = None,
         data = proposed(call, source, target.shown)
         if data is None:  # the edit would not apply: the tool refuses it, or post judges
             return Decision("allow", target=target, event=ev, runtime=rt)
-        diags = layout_diagnostics(target) if target.layout_problem else judge(target, data)
-    elif target.layout_problem:
-        diags = layout_diagnostics(target)
+        diags = _judged(target, data, settings_file)
+    elif target.nested or target.symlink:
+        diags = _judged(target, b"", settings_file)
     elif ev == "pre":
         _regular_or_absent(target)
-        diags = judge(target, _content(call))
+        diags = _judged(target, _content(call), settings_file)
     else:
         _regular_or_absent(target)
-        diags = judge(target, _read_for_name(target))
-    diags = _selected(diags, call)
+        diags = _judged(target, _read_for_name(target), settings_file)
     errors = [d for d in diags if d.level == "error"]
     if not errors:
         return Decision("allow", diagnostics=tuple(diags), target=target, event=ev, runtime=rt)
@@ -98,19 +101,45 @@ def decide(payload: dict[str, Any], event: str | None = None,
                     rt)
 
 
-def _selected(diags: list[Diagnostic], call: Call) -> list[Diagnostic]:
-    """The diagnostics the project configuration keeps (its select / ignore /
-    per-file-ignores, found from the call's working directory upward, as check finds
-    it). Nothing to filter costs nothing: a clean write never reads the file."""
-    if not diags:
-        return diags
+def _judged(target: Target, data: bytes, settings_file: str | None) -> list[Diagnostic]:
+    """The write's diagnostics: its layout's when it breaks the round's layout whatever
+    its content (a link, a subdirectory, a `round*` directory that is no round), else
+    :func:`judge`."""
+    if target.nested or target.symlink or (target.round is None
+                                           and not _suffixed(target.round_dir)):
+        return _selected(layout_diagnostics(target), target.path, settings_file)
+    return judge(target, data, settings_file)
+
+
+def _suffixed(round_dir: str) -> bool:
+    """`round-05-fanout/`: a round directory with a suffix, whose files are still judged
+    (generations.md §8) besides `bad_round_dir_name`."""
+    from qrspi_guard.contract.layout import suffixed_round_number
+
+    return suffixed_round_number(os.path.basename(round_dir)) is not None
+
+
+def _judge_for(path: str, settings_file: str | None) -> Any:
+    """The one judge for *path*: the project configuration found from it upward (or
+    ``--settings``), as ``check`` finds it. A configuration file that is wrong is the
+    hook's failure."""
     from qrspi_guard.errors import ConfigFileError
-    from qrspi_guard.settings import apply_selection, selection_for
+    from qrspi_guard.judge import Judge
+    from qrspi_guard.settings import CommandLine
 
     try:
-        return apply_selection(diags, selection_for(call.cwd))
+        return Judge.for_path(path, CommandLine(settings_file=settings_file))
     except ConfigFileError as exc:
         raise HookFailure(str(exc)) from None
+
+
+def _selected(diags: list[Diagnostic], path: str, settings_file: str | None
+              ) -> list[Diagnostic]:
+    """*diags* the project configuration at *path* keeps (layout diagnostics, made
+    outside the judge). Nothing to filter costs nothing."""
+    if not diags:
+        return diags
+    return list(_judge_for(path, settings_file).selection.filter(diags))
 
 
 def _content(call: Call) -> bytes:
@@ -146,7 +175,7 @@ def _read_for_name(target: Target) -> bytes:
     return data
 
 
-def _shell(call: Call) -> Decision:
+def _shell(call: Call, settings_file: str | None) -> Decision:
     """A shell command, after it ran: every reviewer-output file of every round it
     names, with the rules a write of each of them would meet."""
     command = call.text("command")
@@ -157,13 +186,13 @@ def _shell(call: Call) -> Decision:
     groups: list[tuple[str, str, list[Diagnostic]]] = []
     every: list[Diagnostic] = []
     for round_dir, step, number in named:
-        if number is None:
+        if number is None and not _suffixed(round_dir):
             name = os.path.basename(round_dir)
-            diags = layout_diagnostics(Target(round_dir, round_dir, round_dir, name, step,
-                                              None, False))
+            diags = _selected(layout_diagnostics(Target(round_dir, round_dir, round_dir, name,
+                                                        step, None, False)),
+                              round_dir, settings_file)
         else:
-            diags = judge_round(round_dir)
-        diags = _selected(diags, call)
+            diags = judge_round(round_dir, settings_file)
         groups.append((round_dir, step, diags))
         every.extend(diags)
     if not any(d.level == "error" for d in every):
@@ -198,66 +227,60 @@ def layout_diagnostics(target: Target) -> list[Diagnostic]:
                  **where)]
 
 
-def judge(target: Target, data: bytes) -> list[Diagnostic]:
-    """Judge *data* as the round file at *target*, exactly as ``check`` would.
+#: causes with a file that are about the round's outcome, not about one write: a
+#: sidecar written before its finding, the verifier's own VERIFY_FAILED verdict
+OUTCOME_CAUSES = frozenset({"orphan_sidecar", "verify_failed"})
+#: round diagnostics without a file that a command's writes can bring
+ENTRY_CAUSES = frozenset({"unreadable_dir", "split_incomplete", "bad_round_dir_name"})
 
-    Per-file rules for the file itself, plus the tag rules a single write can break
-    (a duplicate ``finding_id``, a clean sentinel beside findings, either way round),
-    counted only when this file's presence is what brings them.
+
+def _mine(d: Diagnostic, name: str) -> bool:
+    return (d.file == name and d.cause not in OUTCOME_CAUSES) or d.cause == "bad_round_dir_name"
+
+
+def judge(target: Target, data: bytes, settings_file: str | None = None) -> list[Diagnostic]:
+    """Judge *data* as the round file at *target*, exactly as ``check`` would judge
+    the round with *data* at that path (an overlay), under the same project
+    configuration: the one judge, before the round is complete (per-file and tag
+    rules). Kept: what is said about this file, plus the tag rules a single write can
+    break (:data:`TAG_CAUSES`: a duplicate ``finding_id``, a clean sentinel beside
+    findings, either way round), counted only when this file's presence brings them.
     """
-    from qrspi_guard.contract.layout import Kind, classify
-    from qrspi_guard.engine.discover import round_of_dir
-    from qrspi_guard.engine.entries import read_round
     from qrspi_guard.engine.results import sort_diagnostics
-    from qrspi_guard.records import replace
-    from qrspi_guard.rules.rounds import tag_rules
 
-    ref = round_of_dir(target.round_dir)
-    if ref is None:  # pragma: no cover - _position only returns round-NN directories
-        return []
+    judge_ = _judge_for(target.path, settings_file)
     name = target.name
-    files = read_round(ref, contents={name: data})
-    mine = [d for d in files.diags if d.file == name]
-    for report in files.reports:
-        if report.facts.name == name:
-            mine.extend(report.diagnostics)
-    fname = classify(name)
-    if fname.tag and fname.kind in (Kind.FINDING, Kind.CLEAN):
-        facts = _tag_facts(ref, files)
-        before = replace(facts, files=[f for f in facts.files if f.name != name])
+    result = judge_.round(target.round_dir, overlay={name: data}, complete=False,
+                          read_config=False)
+    if result is None:  # pragma: no cover - _judged only sends round directories
+        return _selected(layout_diagnostics(target), target.path, settings_file)
+    mine = [d for d in result.diagnostics if _mine(d, name)]
+    from qrspi_guard.contract.layout import classify
+
+    tag = classify(name).tag
+    others = [d for d in result.diagnostics
+              if d.cause in TAG_CAUSES and d.file != name and tag and d.tag == tag]
+    if others:
+        before = judge_.round(target.round_dir, overlay={name: None}, complete=False,
+                              read_config=False)
 
         def key(d: Diagnostic) -> tuple[str, str | None, str | None]:
             return d.cause, d.file, d.tag
 
-        existing = {key(d) for d in tag_rules(before)}
-        mine.extend(d for d in tag_rules(facts)
-                    if d.cause in TAG_CAUSES and d.tag == fname.tag and key(d) not in existing)
+        existing = {key(d) for d in before.diagnostics} if before is not None else set()
+        mine.extend(d for d in others if key(d) not in existing)
     return sort_diagnostics(mine)
 
 
-def judge_round(round_dir: str) -> list[Diagnostic]:
-    """Every reviewer-output file of a round as it is on disk: the per-file rules, the
-    round's entries (names, links, subdirectories) and the tag rules of
-    :data:`TAG_CAUSES`; never the round-completion rules."""
-    from qrspi_guard.engine.discover import round_of_dir
-    from qrspi_guard.engine.entries import read_round
-    from qrspi_guard.engine.results import sort_diagnostics
-    from qrspi_guard.rules.rounds import tag_rules
-
-    ref = round_of_dir(round_dir)
-    if ref is None:  # pragma: no cover - rounds_named only returns round-NN directories
+def judge_round(round_dir: str, settings_file: str | None = None) -> list[Diagnostic]:
+    """Every reviewer-output file of a round as it is on disk, judged by the one judge
+    before the round is complete: what is said about each file (names, links,
+    subdirectories, per-file and tag rules) and the round's entry diagnostics; never
+    the round-completion rules."""
+    result = _judge_for(round_dir, settings_file).round(round_dir, complete=False,
+                                                        read_config=False)
+    if result is None:  # pragma: no cover - rounds_named only returns round directories
         return []
-    files = read_round(ref)
-    diags = list(files.diags)
-    for report in files.reports:
-        diags.extend(report.diagnostics)
-    diags.extend(d for d in tag_rules(_tag_facts(ref, files)) if d.cause in TAG_CAUSES)
-    return sort_diagnostics(diags)
-
-
-def _tag_facts(ref: Any, files: Any) -> Any:
-    """The round facts the tag rules read (no round inputs: no marker, no results)."""
-    from qrspi_guard.rules.rounds import RoundFacts
-
-    return RoundFacts(ref.round_dir, ref.step, ref.round or 0, ref.is_task,
-                      [r.facts for r in files.reports], gen=files.gen, names=files.names)
+    return [d for d in result.diagnostics
+            if (d.file is not None and d.cause not in OUTCOME_CAUSES)
+            or (d.file is None and d.cause in ENTRY_CAUSES)]

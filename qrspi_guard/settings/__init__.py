@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.records import field, record, replace
-from qrspi_guard.settings.files import ConfigFile, find, load
+from qrspi_guard.settings.files import ConfigFile, find, load, load_named
 from qrspi_guard.settings.selection import (
     ALL,
     DEFAULT,
@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ALL", "DEFAULT", "CommandLine", "ConfigFile", "Layer", "PerFileIgnore", "Selection",
-    "Settings", "UnknownCause", "apply_selection", "enabled_causes", "find", "load",
-    "parse_names", "resolve", "selection_for", "statistics",
+    "Settings", "UnknownCause", "apply_selection", "config_for", "enabled_causes", "find",
+    "load", "load_named", "parse_names", "resolve", "selection_for", "statistics",
 ]
 
 DEFAULT_SOURCE = "default"
@@ -58,6 +58,8 @@ class CommandLine:
     protocol: str | None = None
     #: ``--isolated``: no configuration file is read
     isolated: bool = False
+    #: ``--settings FILE``: this file, instead of the one found from the judged path
+    settings_file: str | None = None
 
 
 @record
@@ -194,9 +196,25 @@ def _thresholds(cfg: ConfigFile) -> Thresholds:
     return Thresholds(**{**known, **table})
 
 
+def config_for(cli: CommandLine | None = None, start: str | None = None
+               ) -> ConfigFile | None:
+    """The project configuration file a run reads: ``--settings FILE``, else none with
+    ``--isolated``, else the one found from *start* upward to its repository root."""
+    cli = cli or CommandLine()
+    if cli.settings_file is not None:
+        if cli.isolated:
+            from qrspi_guard.errors import UsageError
+
+            raise UsageError("--settings and --isolated cannot be used together")
+        return load_named(cli.settings_file)
+    return None if cli.isolated else find(start)
+
+
 def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None,
-            start: str | None = None) -> Settings:
-    """The run's settings. Raises :class:`~qrspi_guard.errors.ConfigFileError` for a
+            start: str | None = None, config: ConfigFile | None | bool = True) -> Settings:
+    """The run's settings: the project configuration file (:func:`config_for` from
+    *start*, or *config* when one was found already; True: look it up) under the
+    command line. Raises :class:`~qrspi_guard.errors.ConfigFileError` for a
     configuration file that is wrong, :class:`UnknownCause` for a command line that
     names an unknown cause."""
     from qrspi_guard.contract.generations import PROTOCOL_CHOICES
@@ -204,9 +222,7 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
 
     cli = cli or CommandLine()
     env = os.environ if env is None else env
-    cfg: ConfigFile | None = None
-    if not cli.isolated:
-        cfg = find(start)
+    cfg = config_for(cli, start) if config is True else config or None
     s = Settings(config=cfg)
     src = s.sources
     layers: list[Layer] = []

@@ -1,10 +1,11 @@
 """The project configuration file: found, read and checked (no click).
 
 ``.qrspi-guard.toml`` (keys at top level, as in ``ruff.toml``) or ``pyproject.toml``
-with a ``[tool.qrspi-guard]`` table, looked for from the working directory upward,
-stopping at the repository root (the directory holding ``.git``), or at the filesystem
-root outside git. In one directory ``.qrspi-guard.toml`` wins; a ``pyproject.toml``
-without the table is passed over. A file that does not parse, a key that is not known,
+with a ``[tool.qrspi-guard]`` table, looked for from each judged path upward (as ruff
+finds its own, not from the working directory), stopping at the repository root (the
+directory holding ``.git``), or at the filesystem root outside git. In one directory
+``.qrspi-guard.toml`` wins; a ``pyproject.toml`` without the table is passed over.
+``--settings FILE`` names the file instead (:func:`load_named`). A file that does not parse, a key that is not known,
 or a value of the wrong kind is a :class:`~qrspi_guard.errors.ConfigFileError` naming
 the file, the line and the key.
 """
@@ -238,6 +239,15 @@ def _display(path: str) -> str:
     except ValueError:  # pragma: no cover - another drive on Windows
         return path
     return path if rel.startswith(os.pardir) else rel
+
+
+def load_named(path: str) -> ConfigFile:
+    """``--settings FILE``: a file named ``pyproject.toml`` is read for its
+    ``[tool.qrspi-guard]`` table (none: nothing is set), any other for top-level keys."""
+    got = load(path)
+    if got is None:  # a pyproject.toml without the table: named, and empty
+        return ConfigFile(path, {}, {}, "")
+    return got
 
 
 def find(start: str | None = None) -> ConfigFile | None:

@@ -34,7 +34,8 @@ from qrspi_guard.engine.discover import discover_dir, with_step
 from qrspi_guard.engine.entries import Context
 from qrspi_guard.output.status import without_timestamp, write_atomic
 from qrspi_guard.records import record
-from qrspi_guard.settings.selection import DEFAULT, Selection, apply_selection
+from qrspi_guard.judge import Judge
+from qrspi_guard.settings.selection import DEFAULT, Selection
 from qrspi_guard.textsafe import one_line
 from qrspi_guard.watch.configs import RunConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
@@ -89,12 +90,12 @@ class Watcher:
                  probe: Callable[[str], Probe] = lease_probe,
                  peek: Callable[[str], bool] = peek_frontmatter_closed,
                  write: Callable[[str, bytes], None] = write_atomic,
-                 selection: Selection = DEFAULT) -> None:
+                 selection: Selection = DEFAULT, judge: Judge | None = None) -> None:
         self.root = os.path.abspath(root)
         self.display_root = root
-        self.overrides = overrides
-        #: which causes are reported (--select/--ignore, the project configuration)
-        self.selection = selection
+        #: the one judge every round is judged by (the settings found from ROOT)
+        self.judge = judge or Judge.using(overrides, selection)
+        self.overrides = self.judge.overrides
         self.source = source
         self.opt = options or Options()
         self.out = out
@@ -107,10 +108,10 @@ class Watcher:
                              polling=polling, poll_interval=getattr(source, "poll_interval", 0.5))
         self.registry = Registry()
         self.rounds = self.registry.rounds  #: round dir (absolute) -> tracked round
-        self.configs = RunConfigs(overrides)
+        self.configs = RunConfigs(self.overrides)
         #: judging context shared by every round: the generation resolver remembers each
         #: run's majority until a round's evidence changes (generations.md §6)
-        self.ctx = Context(overrides)
+        self.ctx = Context(self.overrides)
         self.side_sigs: dict[str, Any] = {}  #: reconcile snapshot of side files and configs
         #: files judged in rounds no longer tracked (their judges are gone)
         self.dropped_parses = 0
@@ -393,7 +394,9 @@ class Watcher:
         exclude = {os.path.basename(p) for p in self.policy.unsettled(key)}
         before = t.judge.evidence
         config = self.configs.of(t.ref, t.run_key, self.ctx.sides)
-        result, unseen = t.judge.evaluate(config, self.overrides, complete, exclude)
+        result = self.judge.judge(t.ref, run=config, ctx=self.ctx, complete=complete,
+                                  cache=t.judge.begin(exclude), ignore_temp=True)
+        unseen = t.judge.unseen
         if t.judge.evidence != before:
             self._majority_may_change(key, t)
         if unseen:
@@ -401,7 +404,7 @@ class Watcher:
                 self.policy.file_event(os.path.join(key, name), key, EventKind.CREATED)
             self.policy.mark_dirty(key)
             return True
-        self._publish(t, apply_selection(result, self.selection))
+        self._publish(t, result)
         return False
 
     def _majority_may_change(self, key: str, t: Tracked) -> None:
