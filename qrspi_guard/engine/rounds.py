@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.generations import Generation
 from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.contract.matrix import (

@@ -5,9 +5,9 @@ with a ``[tool.qrspi-guard]`` table, looked for from each judged path upward (as
 finds its own, not from the working directory), stopping at the repository root (the
 directory holding ``.git``), or at the filesystem root outside git. In one directory
 ``.qrspi-guard.toml`` wins; a ``pyproject.toml`` without the table is passed over.
-``--settings FILE`` names the file instead (:func:`load_named`). A file that does not parse, a key that is not known,
-or a value of the wrong kind is a :class:`~qrspi_guard.errors.ConfigFileError` naming
-the file, the line and the key.
+``--settings FILE`` names the file instead (:func:`load_named`). A file that does not
+parse, a key that is not known, or a value of the wrong kind is a
+:class:`~qrspi_guard.errors.ConfigFileError` naming the file, the line and the key.
 """
 
 from __future__ import annotations

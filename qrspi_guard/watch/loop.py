@@ -32,9 +32,9 @@ from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import RoundResult
 from qrspi_guard.engine.discover import discover_dir, with_step
 from qrspi_guard.engine.entries import Context
+from qrspi_guard.judge import Judge
 from qrspi_guard.output.status import without_timestamp, write_atomic
 from qrspi_guard.records import record
-from qrspi_guard.judge import Judge
 from qrspi_guard.settings.selection import DEFAULT, Selection
 from qrspi_guard.textsafe import one_line
 from qrspi_guard.watch.configs import RunConfigs, run_key
