@@ -71,10 +71,11 @@ def decide(payload: dict[str, Any], event: str | None = None,
     if call.kind is None:
         return Decision("ignore", event=ev, runtime=rt)
     if call.kind == SHELL:
-        return _shell(call, settings_file)
+        return _shell(call, (settings_file, base_dir(call)))
     target = locate(call.file_path(), call.cwd)
     if target is None:
         return Decision("ignore", event=ev, runtime=rt)
+    ask = (settings_file, base_dir(call))
     if ev == "pre" and call.kind in PRE_KINDS and call.kind != WRITE:
         from qrspi_guard.hook.edits import proposed
 
@@ -82,15 +83,15 @@ def decide(payload: dict[str, Any], event: str | None = None,
         data = proposed(call, source, target.shown)
         if data is None:  # the edit would not apply: the tool refuses it, or post judges
             return Decision("allow", target=target, event=ev, runtime=rt)
-        diags = _judged(target, data, settings_file)
+        diags = _judged(target, data, ask)
     elif target.nested or target.symlink:
-        diags = _judged(target, b"", settings_file)
+        diags = _judged(target, b"", ask)
     elif ev == "pre":
         _regular_or_absent(target)
-        diags = _judged(target, _content(call), settings_file)
+        diags = _judged(target, _content(call), ask)
     else:
         _regular_or_absent(target)
-        diags = _judged(target, _read_for_name(target), settings_file)
+        diags = _judged(target, _read_for_name(target), ask)
     errors = [d for d in diags if d.level == "error"]
     if not errors:
         return Decision("allow", diagnostics=tuple(diags), target=target, event=ev, runtime=rt)
@@ -101,14 +102,19 @@ def decide(payload: dict[str, Any], event: str | None = None,
                     rt)
 
 
-def _judged(target: Target, data: bytes, settings_file: str | None) -> list[Diagnostic]:
+#: how the hook asks for its judge: (``--settings FILE`` or None, the payload's cwd)
+Ask = tuple["str | None", "str | None"]
+NO_ASK: Ask = (None, None)
+
+
+def _judged(target: Target, data: bytes, ask: Ask) -> list[Diagnostic]:
     """The write's diagnostics: its layout's when it breaks the round's layout whatever
     its content (a link, a subdirectory, a `round*` directory that is no round), else
     :func:`judge`."""
     if target.nested or target.symlink or (target.round is None
                                            and not _suffixed(target.round_dir)):
-        return _selected(layout_diagnostics(target), target.path, settings_file)
-    return judge(target, data, settings_file)
+        return _selected(layout_diagnostics(target), target.path, ask)
+    return judge(target, data, ask)
 
 
 def _suffixed(round_dir: str) -> bool:
@@ -119,27 +125,26 @@ def _suffixed(round_dir: str) -> bool:
     return suffixed_round_number(os.path.basename(round_dir)) is not None
 
 
-def _judge_for(path: str, settings_file: str | None) -> Any:
+def _judge_for(path: str, ask: Ask) -> Any:
     """The one judge for *path*: the project configuration found from it upward (or
-    ``--settings``), as ``check`` finds it. A configuration file that is wrong is the
-    hook's failure."""
+    ``--settings``, whose relative globs are relative to the payload's cwd), as ``check``
+    finds it. A configuration file that is wrong is the hook's failure."""
     from qrspi_guard.errors import ConfigFileError
     from qrspi_guard.judge import Judge
     from qrspi_guard.settings import CommandLine
 
     try:
-        return Judge.for_path(path, CommandLine(settings_file=settings_file))
+        return Judge.for_path(path, CommandLine(settings_file=ask[0], workdir=ask[1]))
     except ConfigFileError as exc:
         raise HookFailure(str(exc)) from None
 
 
-def _selected(diags: list[Diagnostic], path: str, settings_file: str | None
-              ) -> list[Diagnostic]:
+def _selected(diags: list[Diagnostic], path: str, ask: Ask) -> list[Diagnostic]:
     """*diags* the project configuration at *path* keeps (layout diagnostics, made
     outside the judge). Nothing to filter costs nothing."""
     if not diags:
         return diags
-    return list(_judge_for(path, settings_file).selection.filter(diags))
+    return list(_judge_for(path, ask).selection.filter(diags))
 
 
 def _content(call: Call) -> bytes:
@@ -175,7 +180,7 @@ def _read_for_name(target: Target) -> bytes:
     return data
 
 
-def _shell(call: Call, settings_file: str | None) -> Decision:
+def _shell(call: Call, ask: Ask) -> Decision:
     """A shell command, after it ran: every reviewer-output file of every round it
     names, with the rules a write of each of them would meet."""
     command = call.text("command")
@@ -190,9 +195,9 @@ def _shell(call: Call, settings_file: str | None) -> Decision:
             name = os.path.basename(round_dir)
             diags = _selected(layout_diagnostics(Target(round_dir, round_dir, round_dir, name,
                                                         step, None, False)),
-                              round_dir, settings_file)
+                              round_dir, ask)
         else:
-            diags = judge_round(round_dir, settings_file)
+            diags = judge_round(round_dir, ask)
         groups.append((round_dir, step, diags))
         every.extend(diags)
     if not any(d.level == "error" for d in every):
@@ -238,7 +243,7 @@ def _mine(d: Diagnostic, name: str) -> bool:
     return (d.file == name and d.cause not in OUTCOME_CAUSES) or d.cause == "bad_round_dir_name"
 
 
-def judge(target: Target, data: bytes, settings_file: str | None = None) -> list[Diagnostic]:
+def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
     """Judge *data* as the round file at *target*, exactly as ``check`` would judge
     the round with *data* at that path (an overlay), under the same project
     configuration: the one judge, before the round is complete (per-file and tag
@@ -248,12 +253,12 @@ def judge(target: Target, data: bytes, settings_file: str | None = None) -> list
     """
     from qrspi_guard.engine.results import sort_diagnostics
 
-    judge_ = _judge_for(target.path, settings_file)
+    judge_ = _judge_for(target.path, ask)
     name = target.name
     result = judge_.round(target.round_dir, overlay={name: data}, complete=False,
                           read_config=False)
     if result is None:  # pragma: no cover - _judged only sends round directories
-        return _selected(layout_diagnostics(target), target.path, settings_file)
+        return _selected(layout_diagnostics(target), target.path, ask)
     mine = [d for d in result.diagnostics if _mine(d, name)]
     from qrspi_guard.contract.layout import classify
 
@@ -272,13 +277,12 @@ def judge(target: Target, data: bytes, settings_file: str | None = None) -> list
     return sort_diagnostics(mine)
 
 
-def judge_round(round_dir: str, settings_file: str | None = None) -> list[Diagnostic]:
+def judge_round(round_dir: str, ask: Ask = NO_ASK) -> list[Diagnostic]:
     """Every reviewer-output file of a round as it is on disk, judged by the one judge
     before the round is complete: what is said about each file (names, links,
     subdirectories, per-file and tag rules) and the round's entry diagnostics; never
     the round-completion rules."""
-    result = _judge_for(round_dir, settings_file).round(round_dir, complete=False,
-                                                        read_config=False)
+    result = _judge_for(round_dir, ask).round(round_dir, complete=False, read_config=False)
     if result is None:  # pragma: no cover - rounds_named only returns round directories
         return []
     return [d for d in result.diagnostics

@@ -60,6 +60,9 @@ class CommandLine:
     isolated: bool = False
     #: ``--settings FILE``: this file, instead of the one found from the judged path
     settings_file: str | None = None
+    #: what that file's relative ``per-file-ignores`` globs are relative to (None: the
+    #: working directory, as ruff resolves its ``--config``; the hook: the payload's cwd)
+    workdir: str | None = None
 
 
 @record
@@ -270,8 +273,11 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
         if given:
             src[key] = CLI_SOURCE if key not in src else f"{src[key]}, then {CLI_SOURCE}"
     s.layers = tuple(layers)
+    # per-file-ignores globs are relative to the file's directory, or, for a file named
+    # by --settings, to the working directory (as ruff resolves its --config's paths)
     s.selection = Selection(enabled_causes(layers), per_file,
-                            cfg.directory if cfg is not None else None)
+                            cfg.directory if cfg is not None and cli.settings_file is None
+                            else cli.workdir)
     return s
 
 
