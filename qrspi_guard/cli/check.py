@@ -25,6 +25,7 @@ from qrspi_guard.cli.options import (
     settings_file_option,
 )
 from qrspi_guard.output import FORMATS, ReportOptions
+from qrspi_guard.settings.declared import help_of
 
 #: the most read from standard input for --stdin-filename (a finding is at most 1 MiB)
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -46,9 +47,8 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
-              help="Output format [default: text; github when GITHUB_ACTIONS=true; the "
-              "config file's format wins over both].")
-@click.option("--strict/--no-strict", default=False, help="Warnings fail too.")
+              help=help_of("format"))
+@click.option("--strict/--no-strict", default=False, help=help_of("strict"))
 @override_options
 @selection_options
 @click.option("--exit-zero", is_flag=True,

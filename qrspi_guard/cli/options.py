@@ -12,6 +12,7 @@ import click
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.contract.layout import TAG_RE
 from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.settings.declared import help_of
 
 
 def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -30,9 +31,7 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      type=click.Path(exists=True, dir_okay=False),
                      help="Use FILE as the run's config.md."),
         click.option("--protocol", type=click.Choice(PROTOCOL_CHOICES), default="auto",
-                     show_default=True,
-                     help="Judge every round as this protocol generation (auto: tell each "
-                     "round's from its files)."),
+                     show_default=True, help=help_of("protocol")),
         click.option("--round", "round_no", type=click.IntRange(min=1, max=999_999_999),
                      metavar="N", help="The round of a directory that holds reviewer output "
                      "but is not named round-NN (default: from its findings' finding_id)."),
@@ -76,12 +75,11 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     :func:`qrspi_guard.settings.resolve` (an unknown name is exit 2 naming it)."""
     options = [
         click.option("--select", "select", metavar="CAUSES", multiple=True,
-                     help="Report only these causes (comma-separated, or ALL); replaces "
-                     "the config file's select."),
+                     help=help_of("select")),
         click.option("--extend-select", "extend_select", metavar="CAUSES", multiple=True,
-                     help="Report these causes too, on top of the selection."),
+                     help=help_of("extend-select")),
         click.option("--ignore", "ignore", metavar="CAUSES", multiple=True,
-                     help="Never report these causes (comma-separated)."),
+                     help=help_of("ignore")),
     ]
     for option in reversed(options):
         f = option(f)

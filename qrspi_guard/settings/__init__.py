@@ -1,7 +1,10 @@
 """Project settings: the configuration file, the command line and the environment,
 resolved into one value with the source of each setting (``check --show-settings``).
 
+- :mod:`.declared`  every setting declared once (key, value, default, option, help,
+  reading); the file's keys, its parsing and ``--show-settings`` are derived from it
 - :mod:`.files`     finding and reading ``.qrspi-guard.toml`` / ``[tool.qrspi-guard]``
+  (from each judged path upward to its repository root, or ``--settings FILE``)
 - :mod:`.selection` ``select`` / ``ignore`` / ``extend-select`` / ``per-file-ignores``
   and :func:`apply_selection`, the one function check, watch and hook call
 
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.records import field, record, replace
+from qrspi_guard.settings.declared import DECLARED, names
 from qrspi_guard.settings.files import ConfigFile, find, load, load_named
 from qrspi_guard.settings.selection import (
     ALL,
@@ -38,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ALL", "DEFAULT", "CommandLine", "ConfigFile", "Layer", "PerFileIgnore", "Selection",
     "Settings", "UnknownCause", "apply_selection", "config_for", "enabled_causes", "find",
-    "load", "load_named", "parse_names", "resolve", "selection_for", "statistics",
+    "load", "load_named", "parse_names", "resolve", "statistics",
 ]
 
 DEFAULT_SOURCE = "default"
@@ -86,20 +90,18 @@ class Settings:
                        extra_expected=self.extra_expected)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "config_file": self.config.path if self.config else None,
-            "format": self.format,
-            "strict": self.strict,
-            "protocol": self.protocol,
-            "select": _layer_value(self.layers, "select"),
-            "extend-select": _layer_value(self.layers, "extend_select"),
-            "ignore": _layer_value(self.layers, "ignore"),
-            "per-file-ignores": {p.pattern: sorted(p.causes) for p in self.selection.per_file},
-            "extra-expected-tags": {k: list(v) for k, v in self.extra_expected},
-            "thresholds": self.thresholds.as_dict() if self.thresholds else None,
-            "disabled": self.selection.disabled,
-            "sources": dict(self.sources),
-        }
+        out: dict[str, Any] = {"config_file": self.config.path if self.config else None}
+        for setting in DECLARED:
+            if setting.read is None:  # a selection layer: the last value given
+                out[setting.key] = _layer_value(self.layers, setting.attr)
+            elif setting.attr == "per_file":
+                out[setting.key] = setting.dump(self.selection.per_file)  # type: ignore[misc]
+            else:
+                value = getattr(self, setting.attr)
+                out[setting.key] = setting.dump(value) if setting.dump else value
+        out["disabled"] = self.selection.disabled
+        out["sources"] = dict(self.sources)
+        return out
 
     def show(self, as_json: bool = False) -> str:
         """The resolved settings and where each came from (``--show-settings``)."""
@@ -109,8 +111,8 @@ class Settings:
         from qrspi_guard.textsafe import one_line
 
         lines = [f"config file: {one_line(self.config.shown) if self.config else '(none)'}"]
-        for key in ("format", "strict", "protocol", "select", "extend-select", "ignore",
-                    "per-file-ignores", "extra-expected-tags", "thresholds"):
+        for setting in DECLARED:
+            key = setting.key
             value = json.dumps(data[key], ensure_ascii=True)
             source = self.sources.get(key, DEFAULT_SOURCE)
             lines.append(f"{key} = {one_line(value)}  # {one_line(source)}")
@@ -131,72 +133,11 @@ def _layer_value(layers: tuple[Layer, ...], attr: str) -> list[str] | None:
     return got
 
 
-def _names(cfg: ConfigFile, key: str) -> tuple[str, ...]:
-    value = cfg.values[key]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise cfg.error(key, "must be a list of cause names")
-    try:
-        return parse_names(value, key)
-    except UnknownCause as exc:
-        raise cfg.error(key, f"unknown cause {exc.name!r} (see `qrspi-guard explain "
-                        "--list`)") from None
-
-
-def _file_layer(cfg: ConfigFile) -> tuple[Layer, tuple[PerFileIgnore, ...]]:
+def _file_layer(cfg: ConfigFile) -> Layer:
     v = cfg.values
-    layer = Layer(select=_names(cfg, "select") if "select" in v else None,
-                  extend_select=_names(cfg, "extend-select") if "extend-select" in v else (),
-                  ignore=_names(cfg, "ignore") if "ignore" in v else ())
-    pfi: list[PerFileIgnore] = []
-    table = v.get("per-file-ignores")
-    if table is not None:
-        if not isinstance(table, dict):
-            raise cfg.error("per-file-ignores", "must be a table of glob -> list of causes")
-        for pattern, causes in table.items():
-            if not isinstance(causes, list) or not all(isinstance(c, str) for c in causes):
-                raise cfg.error("per-file-ignores", "must be a list of cause names", pattern)
-            try:
-                names = parse_names(causes, pattern)
-            except UnknownCause as exc:
-                raise cfg.error("per-file-ignores", f"unknown cause {exc.name!r}",
-                                pattern) from None
-            pfi.append(PerFileIgnore.of(pattern, names))
-    return layer, tuple(pfi)
-
-
-def _extra(cfg: ConfigFile) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    from qrspi_guard.contract.layout import STEPS, TAG_RE, TASK_DIR_RE
-    from qrspi_guard.contract.matrix import rows_for
-
-    table = cfg.values["extra-expected-tags"]
-    if not isinstance(table, dict):
-        raise cfg.error("extra-expected-tags", "must be a table of step -> list of tags")
-    out = []
-    for step, tags in table.items():
-        if rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
-            raise cfg.error("extra-expected-tags", f"unknown step (steps: {', '.join(STEPS)};"
-                            " also integrate, implement-gate, task-NN)", step)
-        if not isinstance(tags, list) or not all(
-                isinstance(t, str) and TAG_RE.fullmatch(t) for t in tags):
-            raise cfg.error("extra-expected-tags", "must be a list of reviewer tags "
-                            "(lower-case letters, digits and hyphens)", step)
-        out.append((step, tuple(dict.fromkeys(tags))))
-    return tuple(out)
-
-
-def _thresholds(cfg: ConfigFile) -> Thresholds:
-    from qrspi_guard.contract.generations import Thresholds
-
-    table = cfg.values["thresholds"]
-    if not isinstance(table, dict):
-        raise cfg.error("thresholds", "must be a table of style, clarity, correctness")
-    known = Thresholds().as_dict()
-    for name, value in table.items():
-        if name not in known:
-            raise cfg.error("thresholds", f"unknown key (known: {', '.join(known)})", name)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
-            raise cfg.error("thresholds", "must be an integer from 0 to 100", name)
-    return Thresholds(**{**known, **table})
+    return Layer(select=names(cfg, "select") if "select" in v else None,
+                 extend_select=names(cfg, "extend-select") if "extend-select" in v else (),
+                 ignore=names(cfg, "ignore") if "ignore" in v else ())
 
 
 def config_for(cli: CommandLine | None = None, start: str | None = None
@@ -220,9 +161,6 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
     command line. Raises :class:`~qrspi_guard.errors.ConfigFileError` for a
     configuration file that is wrong, :class:`UnknownCause` for a command line that
     names an unknown cause."""
-    from qrspi_guard.contract.generations import PROTOCOL_CHOICES
-    from qrspi_guard.output import FORMATS
-
     cli = cli or CommandLine()
     env = os.environ if env is None else env
     cfg = config_for(cli, start) if config is True else config or None
@@ -230,38 +168,28 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
     src = s.sources
     layers: list[Layer] = []
     per_file: tuple[PerFileIgnore, ...] = ()
-    if cfg is not None:
+    if cfg is not None:  # every declared key the file holds, read and checked
         where = cfg.shown
-        v = cfg.values
-        if "format" in v:
-            if v["format"] not in FORMATS:
-                raise cfg.error("format", f"must be one of {', '.join(FORMATS)}")
-            s.format, src["format"] = v["format"], where
-        if "strict" in v:
-            if not isinstance(v["strict"], bool):
-                raise cfg.error("strict", "must be true or false")
-            s.strict, src["strict"] = v["strict"], where
-        if "protocol" in v:
-            if v["protocol"] not in PROTOCOL_CHOICES:
-                raise cfg.error("protocol", f"must be one of {', '.join(PROTOCOL_CHOICES)}")
-            s.protocol, src["protocol"] = v["protocol"], where
-        if "extra-expected-tags" in v:
-            s.extra_expected, src["extra-expected-tags"] = _extra(cfg), where
-        if "thresholds" in v:
-            s.thresholds, src["thresholds"] = _thresholds(cfg), where
-        layer, per_file = _file_layer(cfg)
-        layers.append(layer)
-        for key in ("select", "extend-select", "ignore", "per-file-ignores"):
-            if key in v:
-                src[key] = where
-    if cli.format is not None:
-        s.format, src["format"] = cli.format, CLI_SOURCE
-    elif "format" not in src and env.get("GITHUB_ACTIONS") == "true":
+        for setting in DECLARED:
+            if setting.key not in cfg.values:
+                continue
+            src[setting.key] = where
+            if setting.read is None:
+                continue
+            value = setting.read(cfg)
+            if setting.attr == "per_file":
+                per_file = value
+            else:
+                setattr(s, setting.attr, value)
+        layers.append(_file_layer(cfg))
+    for setting in DECLARED:  # the command line wins over the file
+        if setting.read is not None and setting.option is not None:
+            given = getattr(cli, setting.attr)
+            if given is not None:
+                setattr(s, setting.attr, given)
+                src[setting.key] = CLI_SOURCE
+    if "format" not in src and env.get("GITHUB_ACTIONS") == "true":
         s.format, src["format"] = "github", GITHUB_SOURCE
-    if cli.strict is not None:
-        s.strict, src["strict"] = cli.strict, CLI_SOURCE
-    if cli.protocol is not None:
-        s.protocol, src["protocol"] = cli.protocol, CLI_SOURCE
     cli_layer = Layer(
         select=parse_names(cli.select, "--select") if cli.select is not None else None,
         extend_select=parse_names(cli.extend_select, "--extend-select"),
@@ -279,13 +207,3 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
                             cfg.directory if cfg is not None and cli.settings_file is None
                             else cli.workdir)
     return s
-
-
-def selection_for(start: str | None = None) -> Selection:
-    """The selection of the project configuration that applies at *start* (the hook's
-    and watch's entry: no command line). Raises ConfigFileError like :func:`resolve`."""
-    cfg = find(start)
-    if cfg is None:
-        return DEFAULT
-    layer, per_file = _file_layer(cfg)
-    return Selection(enabled_causes([layer]), per_file, cfg.directory)

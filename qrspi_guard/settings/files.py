@@ -24,18 +24,6 @@ from qrspi_guard.textsafe import one_line
 OWN_FILE = ".qrspi-guard.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "qrspi-guard")
-#: every key the file may hold, and what its value must be
-KEYS: dict[str, str] = {
-    "select": "a list of cause names",
-    "ignore": "a list of cause names",
-    "extend-select": "a list of cause names",
-    "per-file-ignores": "a table of glob -> list of cause names",
-    "strict": "true or false",
-    "format": "one of the check formats",
-    "protocol": "auto, apply-fix or fan-in",
-    "extra-expected-tags": "a table of step -> list of reviewer tags",
-    "thresholds": "a table with style, clarity and correctness scores (0..100)",
-}
 #: the largest configuration file read (a config is a few hundred bytes)
 MAX_BYTES = 1024 * 1024
 
@@ -225,6 +213,8 @@ def load(path: str) -> ConfigFile | None:
     else:
         values, lines = doc, _key_lines(text, ())
     cfg = ConfigFile(path, values, lines, text)
+    from qrspi_guard.settings.declared import KEYS
+
     for key in values:
         if key not in KEYS:
             known = ", ".join(KEYS)
