@@ -24,6 +24,7 @@ from qrspi_guard.contract.layout import (
 )
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.generation import GenerationResolver
+from qrspi_guard.engine.results import Keep, kept, sort_diagnostics
 from qrspi_guard.engine.roundlock import split_lock_held
 from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.parse import frontmatter as fm
@@ -278,3 +279,28 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
     """(reports, entry diagnostics, file count) of :func:`read_round`."""
     files = read_round(ref, ctx, contents, ignore_temp)
     return files.reports, files.diags, files.count
+
+
+def file_scope(ref: RoundRef, ctx: Context | None = None,
+               overlay: Mapping[str, bytes | None] | None = None,
+               keep: Keep | None = None) -> list[Diagnostic]:
+    """The file-scope half of a round's verdict, as :func:`.rounds.evaluate_round`
+    gives it for a round not complete yet: every entry judged (one entry loop) and the
+    tag rules over them (a suffixed round: its ``bad_round_dir_name`` instead), with
+    *keep* applied; none of the round's inputs is read (the hook, which reports only
+    what is said about the files it is asked about)."""
+    from qrspi_guard.rules.rounds import RoundFacts, tag_rules
+
+    files = read_round(ref, ctx, overlay)
+    diags = list(files.diags)
+    for report in files.reports:
+        diags.extend(report.diagnostics)
+    if ref.kind == "suffixed":
+        from qrspi_guard.rules.placement import suffixed_dir
+
+        diags.append(suffixed_dir(ref))
+    else:
+        diags.extend(tag_rules(RoundFacts(ref.round_dir, ref.step, ref.round or 0, ref.is_task,
+                                          [r.facts for r in files.reports], gen=files.gen,
+                                          names=files.names)))
+    return kept(sort_diagnostics(diags), keep)

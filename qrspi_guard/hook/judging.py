@@ -246,33 +246,32 @@ def _mine(d: Diagnostic, name: str) -> bool:
 def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
     """Judge *data* as the round file at *target*, exactly as ``check`` would judge
     the round with *data* at that path (an overlay), under the same project
-    configuration: the one judge, before the round is complete (per-file and tag
-    rules). Kept: what is said about this file, plus the tag rules a single write can
-    break (:data:`TAG_CAUSES`: a duplicate ``finding_id``, a clean sentinel beside
-    findings, either way round), counted only when this file's presence brings them.
+    configuration: the one judge's file scope (:meth:`Judge.files`: per-file and tag
+    rules, as for a round not complete yet). Kept: what is said about this file, plus
+    the tag rules a single write can break (:data:`TAG_CAUSES`: a duplicate
+    ``finding_id``, a clean sentinel beside findings, either way round), counted only
+    when this file's presence brings them.
     """
     from qrspi_guard.engine.results import sort_diagnostics
 
     judge_ = _judge_for(target.path, ask)
     name = target.name
-    result = judge_.round(target.round_dir, overlay={name: data}, complete=False,
-                          read_config=False)
-    if result is None:  # pragma: no cover - _judged only sends round directories
+    said = judge_.files(target.round_dir, overlay={name: data})
+    if said is None:  # pragma: no cover - _judged only sends round directories
         return _selected(layout_diagnostics(target), target.path, ask)
-    mine = [d for d in result.diagnostics if _mine(d, name)]
+    mine = [d for d in said if _mine(d, name)]
     from qrspi_guard.contract.layout import classify
 
     tag = classify(name).tag
-    others = [d for d in result.diagnostics
+    others = [d for d in said
               if d.cause in TAG_CAUSES and d.file != name and tag and d.tag == tag]
     if others:
-        before = judge_.round(target.round_dir, overlay={name: None}, complete=False,
-                              read_config=False)
+        before = judge_.files(target.round_dir, overlay={name: None})
 
         def key(d: Diagnostic) -> tuple[str, str | None, str | None]:
             return d.cause, d.file, d.tag
 
-        existing = {key(d) for d in before.diagnostics} if before is not None else set()
+        existing = {key(d) for d in before} if before is not None else set()
         mine.extend(d for d in others if key(d) not in existing)
     return sort_diagnostics(mine)
 
@@ -282,9 +281,9 @@ def judge_round(round_dir: str, ask: Ask = NO_ASK) -> list[Diagnostic]:
     before the round is complete: what is said about each file (names, links,
     subdirectories, per-file and tag rules) and the round's entry diagnostics; never
     the round-completion rules."""
-    result = _judge_for(round_dir, ask).round(round_dir, complete=False, read_config=False)
-    if result is None:  # pragma: no cover - rounds_named only returns round directories
+    said = _judge_for(round_dir, ask).files(round_dir)
+    if said is None:  # pragma: no cover - rounds_named only returns round directories
         return []
-    return [d for d in result.diagnostics
+    return [d for d in said
             if (d.file is not None and d.cause not in OUTCOME_CAUSES)
             or (d.file is None and d.cause in ENTRY_CAUSES)]

@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING
 
 from qrspi_guard.contract.runconfig import Overrides, RunConfig
 from qrspi_guard.engine.results import CheckResult, RoundResult
-from qrspi_guard.settings import CommandLine, ConfigFile, Selection, Settings, resolve
+from qrspi_guard.records import replace
+from qrspi_guard.settings.commandline import CommandLine
 
 if TYPE_CHECKING:  # pragma: no cover
+    from qrspi_guard.contract.diagnostics import Diagnostic
     from qrspi_guard.contract.layout import RoundRef
     from qrspi_guard.engine.entries import Context, EntryCache
+    from qrspi_guard.settings import ConfigFile, Selection, Settings
 
 __all__ = ["Judge", "judges_for", "merge", "start_of"]
 
@@ -38,26 +41,54 @@ def start_of(path: str) -> str:
 class Judge:
     """Judges rounds under one resolved :class:`~qrspi_guard.settings.Settings`."""
 
-    def __init__(self, settings: Settings, base: Overrides | None = None) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings | None, base: Overrides | None = None) -> None:
+        """*settings* None: nothing configured (no file, nothing on the command line),
+        resolved only when asked for (:attr:`settings`)."""
+        self._settings = settings
+        base = base or Overrides()
         #: the command line's config overrides with the project file's merged in
-        self.overrides = settings.overrides(base or Overrides())
-        #: which causes are reported, and where
-        self.selection: Selection = settings.selection
+        self.overrides = (settings.overrides(base) if settings is not None else
+                          replace(base, protocol="auto", thresholds=None, extra_expected=()))
+        #: which causes are reported, and where (None: every cause, everywhere)
+        self.keep: Selection | None = None
+        if settings is not None and not settings.selection.everything:
+            self.keep = settings.selection
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from qrspi_guard.settings import resolve
+
+            self._settings = resolve(config=None)
+        return self._settings
+
+    @property
+    def selection(self) -> Selection:
+        """Which causes are reported, and where."""
+        return self.settings.selection
 
     @classmethod
     def for_path(cls, path: str, cli: CommandLine | None = None,
                  base: Overrides | None = None) -> Judge:
         """The judge for *path*: the project configuration found from *path* upward
         (or ``cli.settings_file``). Raises :class:`~qrspi_guard.errors.ConfigFileError`
-        like :func:`~qrspi_guard.settings.resolve`."""
-        return cls(resolve(cli, start=start_of(path)), base)
+        like :func:`~qrspi_guard.settings.resolve`. Nothing configured costs nothing:
+        the settings are then resolved only when asked for."""
+        from qrspi_guard.settings.files import config_for
+
+        start = start_of(path)
+        cfg = config_for(cli, start)
+        if cfg is None and (cli is None or cli.says_nothing):
+            return cls(None, base)
+        from qrspi_guard.settings import resolve
+
+        return cls(resolve(cli, start=start, config=cfg), base)
 
     @classmethod
     def using(cls, overrides: Overrides, selection: Selection | None = None) -> Judge:
         """A judge over overrides already resolved (embedders and tests that build a
         :class:`~qrspi_guard.watch.loop.Watcher` by hand)."""
-        from qrspi_guard.settings import DEFAULT
+        from qrspi_guard.settings import DEFAULT, Settings
 
         judge = cls(Settings(config=None, protocol=overrides.protocol,
                              selection=selection or DEFAULT))
@@ -87,11 +118,11 @@ class Judge:
             if read_config:
                 from qrspi_guard.engine.check import RunConfigs
 
-                run = RunConfigs(self.overrides, ctx, self.selection).for_rounds([ref])[0][0]
+                run = RunConfigs(self.overrides, ctx, self.keep).for_rounds([ref])[0][0]
             else:
                 run = RunConfig(None)
         return evaluate_round(ref, run, self.overrides, complete, ignore_temp, ctx,
-                              overlay=overlay, cache=cache, keep=self.selection)
+                              overlay=overlay, cache=cache, keep=self.keep)
 
     def round(self, round_dir: str, *, overlay: Mapping[str, bytes | None] | None = None,
               complete: bool = True, read_config: bool = True) -> RoundResult | None:
@@ -104,17 +135,31 @@ class Judge:
             return None
         return self.judge(ref, overlay=overlay, complete=complete, read_config=read_config)
 
+    def files(self, round_dir: str, *, overlay: Mapping[str, bytes | None] | None = None
+              ) -> list[Diagnostic] | None:
+        """What :meth:`round` says, for a round not complete yet, from the per-file and
+        tag rules (the file scope), without reading the round's inputs or config.md:
+        the hook's judgement, which reports only what is said about the files it is
+        asked about. None when *round_dir* is not a round directory."""
+        from qrspi_guard.engine.discover import round_of_dir
+        from qrspi_guard.engine.entries import Context, file_scope
+
+        ref = round_of_dir(round_dir, self.overrides.step)
+        if ref is None:
+            return None
+        return file_scope(ref, Context(self.overrides), overlay, self.keep)
+
     def paths(self, paths: Iterable[str]) -> CheckResult:
         """Every round at or below *paths*, as ``check`` judges them."""
         from qrspi_guard.engine.check import check_paths
 
-        return check_paths(list(paths), self.overrides, self.selection)
+        return check_paths(list(paths), self.overrides, self.keep)
 
     def buffer(self, path: str, data: bytes) -> CheckResult:
         """``check --stdin-filename PATH -``: *data* judged as the file at *path*."""
         from qrspi_guard.engine.buffer import check_buffer
 
-        return check_buffer(path, data, self.overrides, self.selection)
+        return check_buffer(path, data, self.overrides, self.keep)
 
 
 def judges_for(paths: Sequence[str], cli: CommandLine | None = None,
@@ -123,7 +168,7 @@ def judges_for(paths: Sequence[str], cli: CommandLine | None = None,
     from it upward, cli.md), in the order first met, each with its paths. With no
     paths, one judge for ``.`` and an empty list (``check`` judges ``.``). With
     ``--settings`` or ``--isolated``, one judge for all."""
-    from qrspi_guard.settings import config_for
+    from qrspi_guard.settings import config_for, resolve
 
     cli = cli or CommandLine()
     if not paths or cli.settings_file is not None or cli.isolated:

@@ -19,6 +19,7 @@ from typing import Any
 
 from qrspi_guard.errors import ConfigFileError
 from qrspi_guard.records import field, record
+from qrspi_guard.settings.commandline import CommandLine
 from qrspi_guard.textsafe import one_line
 
 OWN_FILE = ".qrspi-guard.toml"
@@ -251,3 +252,17 @@ def find(start: str | None = None) -> ConfigFile | None:
                 if got is not None:
                     return got
     return None
+
+
+def config_for(cli: CommandLine | None = None, start: str | None = None
+               ) -> ConfigFile | None:
+    """The project configuration file a run reads: ``--settings FILE``, else none with
+    ``--isolated``, else the one found from *start* upward to its repository root."""
+    cli = cli or CommandLine()
+    if cli.settings_file is not None:
+        if cli.isolated:
+            from qrspi_guard.errors import UsageError
+
+            raise UsageError("--settings and --isolated cannot be used together")
+        return load_named(cli.settings_file)
+    return None if cli.isolated else find(start)
