@@ -22,16 +22,16 @@ from typing import Any
 
 import pytest
 
+from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.hook.judging import decide
+from qrspi_guard.rules.registry import WRITE_CAUSES
 from tests.support import FIXTURES, run_main
 from tests.test_equivalence import write_mutated_tree
 from tests.test_watch_e2e import SCRIPT, Watch, wait_for
 
-#: causes only the round as a whole shows (no single write brings them): the hook does
-#: not judge them; everything else said about a file, it must say too
-ROUND_ONLY = {"sidecar_missing", "orphan_sidecar", "verify_failed", "verified_totals_mismatch",
-              "expected_tag_no_output", "unrouted_tag", "fnum_gap", "step_not_on_route",
-              "kept_findings_mismatch"}
+#: causes no single write brings (the rule registry's round, run, layout and split
+#: scopes): the hook does not judge them; everything else said about a file, it must say
+ROUND_ONLY = set(CATALOGUE) - WRITE_CAUSES
 OLD = 1_500_000_000  #: an mtime long past: every copied round counts as complete at once
 
 

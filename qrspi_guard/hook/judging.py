@@ -34,9 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from qrspi_guard.contract.diagnostics import Diagnostic
 
-#: tag rules that a single write can break, judged for the written file's tag only
-TAG_CAUSES = frozenset({"duplicate_finding_id", "clean_and_findings_coexist"})
-
 
 class Decision:
     """What the hook says about one tool call."""
@@ -232,15 +229,13 @@ def layout_diagnostics(target: Target) -> list[Diagnostic]:
                  **where)]
 
 
-#: causes with a file that are about the round's outcome, not about one write: a
-#: sidecar written before its finding, the verifier's own VERIFY_FAILED verdict
-OUTCOME_CAUSES = frozenset({"orphan_sidecar", "verify_failed"})
-#: round diagnostics without a file that a command's writes can bring
-ENTRY_CAUSES = frozenset({"unreadable_dir", "split_incomplete", "bad_round_dir_name"})
-
-
 def _mine(d: Diagnostic, name: str) -> bool:
-    return (d.file == name and d.cause not in OUTCOME_CAUSES) or d.cause == "bad_round_dir_name"
+    """Said about the written file by a rule a write is judged by (the registry's
+    entry, file, sidecar and tag scopes; never a round's outcome), or the round
+    directory's own name that the write would use."""
+    from qrspi_guard.rules.registry import WRITE_CAUSES
+
+    return (d.file == name and d.cause in WRITE_CAUSES) or d.cause == "bad_round_dir_name"
 
 
 def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
@@ -248,7 +243,7 @@ def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
     the round with *data* at that path (an overlay), under the same project
     configuration: the one judge's file scope (:meth:`Judge.files`: per-file and tag
     rules, as for a round not complete yet). Kept: what is said about this file, plus
-    the tag rules a single write can break (:data:`TAG_CAUSES`: a duplicate
+    the tag rules a single write can break (``rules.registry.TAG_CAUSES``: a duplicate
     ``finding_id``, a clean sentinel beside findings, either way round), counted only
     when this file's presence brings them.
     """
@@ -261,6 +256,7 @@ def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
         return _selected(layout_diagnostics(target), target.path, ask)
     mine = [d for d in said if _mine(d, name)]
     from qrspi_guard.contract.layout import classify
+    from qrspi_guard.rules.registry import TAG_CAUSES
 
     tag = classify(name).tag
     others = [d for d in said
@@ -284,6 +280,6 @@ def judge_round(round_dir: str, ask: Ask = NO_ASK) -> list[Diagnostic]:
     said = _judge_for(round_dir, ask).files(round_dir)
     if said is None:  # pragma: no cover - rounds_named only returns round directories
         return []
-    return [d for d in said
-            if (d.file is not None and d.cause not in OUTCOME_CAUSES)
-            or (d.file is None and d.cause in ENTRY_CAUSES)]
+    from qrspi_guard.rules.registry import WRITE_CAUSES
+
+    return [d for d in said if d.cause in WRITE_CAUSES or d.cause == "bad_round_dir_name"]
