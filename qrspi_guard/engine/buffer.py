@@ -11,7 +11,7 @@ import os
 
 from qrspi_guard.contract.layout import OUTPUT_KINDS, classify
 from qrspi_guard.contract.runconfig import Overrides
-from qrspi_guard.engine.check import RunConfigs
+from qrspi_guard.engine.configs import RunConfigs
 from qrspi_guard.engine.discover import round_of_file, with_step
 from qrspi_guard.engine.entries import Context
 from qrspi_guard.engine.results import CheckResult, Keep, kept
@@ -31,7 +31,7 @@ def check_buffer(path: str, data: bytes, overrides: Overrides | None = None,
     if ref is not None and os.path.normpath(ref.round_dir) == os.path.normpath(parent):
         ref = with_step(ref, overrides.step)
         ctx = Context.for_check(overrides)
-        runs, first_use = RunConfigs(overrides, ctx, keep).for_rounds([ref])
+        runs, first_use = RunConfigs(overrides, ctx.sides, keep).for_rounds([ref])
         rr = evaluate_round(ref, runs[0], overrides, ctx=ctx, overlay={name: data}, keep=keep)
         result.rounds.append(rr)
         result.files = rr.files

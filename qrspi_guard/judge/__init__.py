@@ -116,9 +116,9 @@ class Judge:
         ctx = ctx or Context.for_check(self.overrides)
         if run is None:
             if read_config:
-                from qrspi_guard.engine.check import RunConfigs
+                from qrspi_guard.engine.configs import RunConfigs
 
-                run = RunConfigs(self.overrides, ctx, self.keep).for_rounds([ref])[0][0]
+                run = RunConfigs(self.overrides, ctx.sides, self.keep).of(ref)
             else:
                 run = RunConfig(None)
         return evaluate_round(ref, run, self.overrides, complete, ignore_temp, ctx,

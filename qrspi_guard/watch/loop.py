@@ -37,7 +37,7 @@ from qrspi_guard.output.status import without_timestamp, write_atomic
 from qrspi_guard.records import record
 from qrspi_guard.settings.selection import DEFAULT, Selection
 from qrspi_guard.textsafe import one_line
-from qrspi_guard.watch.configs import RunConfigs, run_key
+from qrspi_guard.watch.configs import WatchedConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
 from qrspi_guard.watch.judge import RoundJudge, ignored
 from qrspi_guard.watch.policy import Policy, Probe, lease_probe, peek_frontmatter_closed
@@ -108,10 +108,10 @@ class Watcher:
                              polling=polling, poll_interval=getattr(source, "poll_interval", 0.5))
         self.registry = Registry()
         self.rounds = self.registry.rounds  #: round dir (absolute) -> tracked round
-        self.configs = RunConfigs(self.overrides)
         #: judging context shared by every round: the generation resolver remembers each
         #: run's majority until a round's evidence changes (generations.md §6)
         self.ctx = Context(self.overrides)
+        self.configs = WatchedConfigs(self.overrides, self.ctx.sides)
         self.side_sigs: dict[str, Any] = {}  #: reconcile snapshot of side files and configs
         #: files judged in rounds no longer tracked (their judges are gone)
         self.dropped_parses = 0
@@ -393,7 +393,7 @@ class Watcher:
         complete = self.policy.is_complete(key)
         exclude = {os.path.basename(p) for p in self.policy.unsettled(key)}
         before = t.judge.evidence
-        config = self.configs.of(t.ref, t.run_key, self.ctx.sides)
+        config = self.configs.of(t.ref)
         result = self.judge.judge(t.ref, run=config, ctx=self.ctx, complete=complete,
                                   cache=t.judge.begin(exclude), ignore_temp=True)
         unseen = t.judge.unseen
