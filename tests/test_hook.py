@@ -416,7 +416,7 @@ def test_a_no_op_call_imports_nothing_heavy(run: Path) -> None:
             "from qrspi_guard.hook import decide\n"
             f"d = decide({json.dumps(write_payload(run / 'notes.md', 'x'))!s})\n"
             "heavy = [m for m in ('yaml', 'pydantic', 'frontmatter', 'qrspi_guard.engine',"
-            " 'qrspi_guard.rules.files') if m in sys.modules]\n"
+            " 'qrspi_guard.rules.filejudge') if m in sys.modules]\n"
             "print(d.action, heavy)\n")
     code = code.replace("true", "True").replace("false", "False").replace("null", "None")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -185,7 +185,7 @@ def test_the_repository_itself_has_no_settings_that_change_the_suite() -> None:
 
 
 def test_a_pyproject_that_only_names_the_package_is_not_parsed_at_all(tmp_path: Path) -> None:
-    from qrspi_guard.settings.files import _may_hold_table
+    from qrspi_guard.settings.configfile import _may_hold_table
 
     assert not _may_hold_table('[project]\nname = "qrspi-guard"\n[project.scripts]\n'
                                'qrspi-guard = "qrspi_guard.cli:main"\n')

@@ -15,9 +15,9 @@ from qrspi_guard.engine.configs import RunConfigs
 from qrspi_guard.engine.discover import round_of_file, with_step
 from qrspi_guard.engine.entries import Context
 from qrspi_guard.engine.results import CheckResult, Keep, kept
-from qrspi_guard.engine.rounds import evaluate_round
+from qrspi_guard.engine.roundverdict import evaluate_round
 from qrspi_guard.rules.facts import Place
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 
 
 def check_buffer(path: str, data: bytes, overrides: Overrides | None = None,

@@ -20,7 +20,7 @@ from qrspi_guard.engine.entries import Context
 from qrspi_guard.engine.parallel import jobs, ordered_map
 from qrspi_guard.engine.plan import plan
 from qrspi_guard.engine.results import CheckResult, Keep, RoundResult, kept
-from qrspi_guard.engine.rounds import evaluate_round
+from qrspi_guard.engine.roundverdict import evaluate_round
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.records import fields
 from qrspi_guard.rules.facts import Place

@@ -32,14 +32,14 @@ from qrspi_guard.parse.reader import Entry, ReadFailure, list_round, read_bytes,
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.fastjudge import fast_report
-from qrspi_guard.rules.files import (
+from qrspi_guard.rules.filejudge import (
     FAN_IN_SUFFIX,
     fanin_change_type,
     fanin_score_of,
     judge_file,
     name_rule,
 )
-from qrspi_guard.rules.residue import residue_diagnostics
+from qrspi_guard.rules.splitresidue import residue_diagnostics
 
 
 @record

@@ -74,7 +74,7 @@ class Judge:
         (or ``cli.settings_file``). Raises :class:`~qrspi_guard.errors.ConfigFileError`
         like :func:`~qrspi_guard.settings.resolve`. Nothing configured costs nothing:
         the settings are then resolved only when asked for."""
-        from qrspi_guard.settings.files import config_for
+        from qrspi_guard.settings.configfile import config_for
 
         start = start_of(path)
         cfg = config_for(cli, start)
@@ -111,7 +111,7 @@ class Judge:
         as if absent). *cache*: entries' verdicts kept since the last event.
         """
         from qrspi_guard.engine.entries import Context
-        from qrspi_guard.engine.rounds import evaluate_round
+        from qrspi_guard.engine.roundverdict import evaluate_round
 
         ctx = ctx or Context.for_check(self.overrides)
         if run is None:

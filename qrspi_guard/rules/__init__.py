@@ -3,7 +3,7 @@
 Every rule is a registered unit in :mod:`.registry` (its id, scope, causes and check);
 the modules that implement them:
 
-- :mod:`.files`       one file judged: name rule, bytes, frontmatter, the pipeline below
+- :mod:`.filejudge`   one file judged: name rule, bytes, frontmatter, the pipeline below
 - :mod:`.finding`     a finding's fields, references, artifact, body (§2-§3)
 - :mod:`.fields`      shared field checks (enums, round pins, unknown keys)
 - :mod:`.sentinels`   clean sentinels and the verifier's skip/bypass sentinels (§4)
@@ -15,7 +15,7 @@ the modules that implement them:
 - :mod:`.inputs`      the round's inputs interpreted (manifests, markers, anchors)
 - :mod:`.bookkeeping` the bookkeeping files' grammars (commit anchor, scope set)
 - :mod:`.placement`   a round's number from its findings, suffixed dirs, the route
-- :mod:`.residue`     split's reserved residue (`split_incomplete`)
+- :mod:`.splitresidue` split's reserved residue (`split_incomplete`)
 - :mod:`.config`      config.md (§7)
 - :mod:`.registry`    every rule as a unit; the scopes the hook and JUnit derive from
 """

@@ -57,10 +57,10 @@ RULES: tuple[Rule, ...] = (
           judged=False),
     _rule("names", "entry", "bad_tag_name bad_finding_filename unknown_file_in_round_dir "
           "symlink_in_round_dir clean_noncanonical", "engine.entries:judge_entry"),
-    _rule("residue", "entry", "split_incomplete", "rules.residue:residue_diagnostics"),
+    _rule("residue", "entry", "split_incomplete", "rules.splitresidue:residue_diagnostics"),
     _rule("bytes", "file", "file_too_large not_utf8 utf8_bom crlf_line_endings "
           "trailing_newline no_frontmatter malformed_yaml duplicate_key",
-          "rules.files:judge_file"),
+          "rules.filejudge:judge_file"),
     _rule("finding", "file", "missing_finding_id finding_id_malformed missing_severity "
           "severity_out_of_enum missing_change_type change_type_out_of_enum "
           "missing_referenced_files referenced_files_not_list referenced_files_malformed "

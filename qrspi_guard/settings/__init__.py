@@ -3,7 +3,7 @@ resolved into one value with the source of each setting (``check --show-settings
 
 - :mod:`.declared`    every setting declared once (key, value, default, option, help,
   reading); the file's keys, its parsing and ``--show-settings`` are derived from it
-- :mod:`.files`       finding and reading ``.qrspi-guard.toml`` / ``[tool.qrspi-guard]``
+- :mod:`.configfile`    finding and reading ``.qrspi-guard.toml`` / ``[tool.qrspi-guard]``
   (from each judged path upward to its repository root, or ``--settings FILE``)
 - :mod:`.commandline` what the command line says (:class:`CommandLine`)
 - :mod:`.resolution`  :func:`resolve`: one :class:`Settings` value, each setting's source
@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.settings.commandline import CommandLine as CommandLine
-    from qrspi_guard.settings.files import ConfigFile as ConfigFile
-    from qrspi_guard.settings.files import config_for as config_for
-    from qrspi_guard.settings.files import find as find
-    from qrspi_guard.settings.files import load as load
-    from qrspi_guard.settings.files import load_named as load_named
+    from qrspi_guard.settings.configfile import ConfigFile as ConfigFile
+    from qrspi_guard.settings.configfile import config_for as config_for
+    from qrspi_guard.settings.configfile import find as find
+    from qrspi_guard.settings.configfile import load as load
+    from qrspi_guard.settings.configfile import load_named as load_named
     from qrspi_guard.settings.resolution import Settings as Settings
     from qrspi_guard.settings.resolution import resolve as resolve
     from qrspi_guard.settings.selection import ALL as ALL
@@ -42,8 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: public name -> the submodule defining it
 _EXPORTS: dict[str, str] = {
     "CommandLine": "commandline",
-    "ConfigFile": "files", "config_for": "files", "find": "files", "load": "files",
-    "load_named": "files",
+    "ConfigFile": "configfile", "config_for": "configfile", "find": "configfile",
+    "load": "configfile",
+    "load_named": "configfile",
     "Settings": "resolution", "resolve": "resolution",
     "ALL": "selection", "DEFAULT": "selection", "Layer": "selection",
     "PerFileIgnore": "selection", "Selection": "selection", "UnknownCause": "selection",

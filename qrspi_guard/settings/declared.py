@@ -20,7 +20,7 @@ from qrspi_guard.records import record
 
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.contract.generations import Thresholds
-    from qrspi_guard.settings.files import ConfigFile
+    from qrspi_guard.settings.configfile import ConfigFile
     from qrspi_guard.settings.selection import PerFileIgnore
 
 

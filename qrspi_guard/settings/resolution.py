@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.records import field, record, replace
 from qrspi_guard.settings.commandline import CommandLine
+from qrspi_guard.settings.configfile import ConfigFile, config_for
 from qrspi_guard.settings.declared import DECLARED, names
-from qrspi_guard.settings.files import ConfigFile, config_for
 from qrspi_guard.settings.selection import (
     DEFAULT,
     Layer,

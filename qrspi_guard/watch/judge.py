@@ -26,7 +26,7 @@ from qrspi_guard.contract.runconfig import Overrides, RunConfig
 from qrspi_guard.engine.entries import Context, RoundFiles, judge_entry, place_of
 from qrspi_guard.engine.generation import evidence
 from qrspi_guard.engine.results import RoundResult
-from qrspi_guard.engine.rounds import evaluate_round
+from qrspi_guard.engine.roundverdict import evaluate_round
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileReport, Place

@@ -22,8 +22,8 @@ from qrspi_guard.contract.matrix import (
 )
 from qrspi_guard.contract.runconfig import Overrides, RunConfig
 from qrspi_guard.engine.entries import Context, EntryCache, RoundFiles, read_round
-from qrspi_guard.engine.inputs import read_inputs
 from qrspi_guard.engine.results import Keep, RoundResult, kept, sort_diagnostics
+from qrspi_guard.engine.roundinputs import read_inputs
 from qrspi_guard.records import replace
 from qrspi_guard.rules.facts import FileFacts
 from qrspi_guard.rules.inputs import Interpreted, interpret
