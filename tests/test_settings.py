@@ -194,3 +194,21 @@ def test_a_pyproject_that_only_names_the_package_is_not_parsed_at_all(tmp_path: 
         assert _may_hold_table(text), text
     (tmp_path / "pyproject.toml").write_text('[tool]\nqrspi-guard = { strict = true }\n')
     assert resolve(start=str(tmp_path)).strict is True
+
+
+def test_require_sidecars_from_the_file_requires_them_as_the_option_does(run: Run) -> None:
+    """A setting declared once (settings/declared.py) reaches the rules, the option's
+    help and --show-settings alike."""
+    run.config("second_reviewer: false\nverifier_enabled: true\n")
+    run.finding("goals", 1, "quality-claude")
+    run.clean("goals", 1, "scope-claude")
+    assert "sidecar_missing" not in causes(".", cwd=run.root)
+    assert "sidecar_missing" in causes("--require-sidecars", ".", cwd=run.root)
+    (run.root / ".qrspi-guard.toml").write_text("require-sidecars = true\n")
+    assert "sidecar_missing" in causes(".", cwd=run.root)
+    shown = run_main("check", "--show-settings", cwd=run.root).stdout.decode()
+    assert "require-sidecars = true  # .qrspi-guard.toml" in shown
+    (run.root / ".qrspi-guard.toml").write_text('require-sidecars = "yes"\n')
+    proc = run_main("check", ".", cwd=run.root)
+    assert proc.returncode == 2
+    assert b".qrspi-guard.toml:1: require-sidecars: must be true or false" in proc.stderr

@@ -23,8 +23,7 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Matrix column; overrides config.md."),
         click.option("--verifier/--no-verifier", default=None,
                      help="Whether the verifier ran; overrides config.md verifier_enabled."),
-        click.option("--require-sidecars", is_flag=True,
-                     help="Require a sidecar for every finding even without round-NN-verified.md."),
+        click.option("--require-sidecars", is_flag=True, help=help_of("require-sidecars")),
         click.option("--expect", metavar="TAGS", help="Comma-separated tags every round must "
                      "hear from (for task rounds, which have no fixed row)."),
         click.option("--config", "config_file", metavar="FILE",

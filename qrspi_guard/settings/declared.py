@@ -40,6 +40,9 @@ class Setting:
     read: Callable[[ConfigFile], Any] | None = None
     #: the setting's value as ``--show-settings`` prints it (JSON)
     dump: Callable[[Any], Any] | None = None
+    #: the :class:`~qrspi_guard.contract.runconfig.Overrides` field it fills for the
+    #: rules (a command-line value already there wins)
+    override: str | None = None
 
 
 def _choice(key: str, choices: Callable[[], tuple[str, ...]]) -> Callable[[ConfigFile], Any]:
@@ -63,10 +66,12 @@ def _protocols() -> tuple[str, ...]:
     return tuple(PROTOCOL_CHOICES)
 
 
-def _strict(cfg: ConfigFile) -> bool:
-    if not isinstance(cfg.values["strict"], bool):
-        raise cfg.error("strict", "must be true or false")
-    return cfg.values["strict"]
+def _flag(key: str) -> Callable[[ConfigFile], bool]:
+    def read(cfg: ConfigFile) -> bool:
+        if not isinstance(cfg.values[key], bool):
+            raise cfg.error(key, "must be true or false")
+        return bool(cfg.values[key])
+    return read
 
 
 def names(cfg: ConfigFile, key: str) -> tuple[str, ...]:
@@ -144,10 +149,13 @@ DECLARED: tuple[Setting, ...] = (
             "Output format [default: text; github when GITHUB_ACTIONS=true; the config "
             "file's format wins over both].", "--format", _choice("format", _formats)),
     Setting("strict", "strict", "true or false", False, "Warnings fail too.",
-            "--strict/--no-strict", _strict),
+            "--strict/--no-strict", _flag("strict")),
     Setting("protocol", "protocol", "auto, apply-fix or fan-in", "auto",
             "Judge every round as this protocol generation (auto: tell each round's from "
-            "its files).", "--protocol", _choice("protocol", _protocols)),
+            "its files).", "--protocol", _choice("protocol", _protocols), override="protocol"),
+    Setting("require-sidecars", "require_sidecars", "true or false", False,
+            "Require a sidecar for every finding even without round-NN-verified.md.",
+            "--require-sidecars", _flag("require-sidecars"), override="require_sidecars"),
     Setting("select", "select", _CAUSES, None,
             "Report only these causes (comma-separated, or ALL); replaces the config "
             "file's select.", "--select"),
@@ -162,15 +170,16 @@ DECLARED: tuple[Setting, ...] = (
     Setting("extra-expected-tags", "extra_expected",
             "a table of step -> list of reviewer tags", (),
             "Tags expected in a step's rounds beside the matrix row (and routed).", None,
-            _extra, lambda v: {k: list(t) for k, t in v}),
+            _extra, lambda v: {k: list(t) for k, t in v}, override="extra_expected"),
     Setting("thresholds", "thresholds",
             "a table with style, clarity and correctness scores (0..100)", None,
             "The verified-totals recount's score thresholds.", None, _thresholds,
-            lambda v: v.as_dict() if v else None),
+            lambda v: v.as_dict() if v else None, override="thresholds"),
 )
 #: every key the configuration file may hold, and what its value must be
 KEYS: dict[str, str] = {s.key: s.value for s in DECLARED}
 BY_KEY: dict[str, Setting] = {s.key: s for s in DECLARED}
+BY_ATTR: dict[str, Setting] = {s.attr: s for s in DECLARED}
 #: the selection layers' keys (read in order, file then command line)
 LAYER_KEYS = tuple(s.key for s in DECLARED if s.read is None)
 

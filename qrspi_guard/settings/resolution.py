@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from qrspi_guard.records import field, record, replace
 from qrspi_guard.settings.commandline import CommandLine
 from qrspi_guard.settings.configfile import ConfigFile, config_for
-from qrspi_guard.settings.declared import DECLARED, names
+from qrspi_guard.settings.declared import BY_ATTR, DECLARED, names
 from qrspi_guard.settings.selection import (
     DEFAULT,
     Layer,
@@ -47,12 +47,38 @@ class Settings:
     thresholds: Thresholds | None = None
     layers: tuple[Layer, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
+    #: the declared settings without an attribute of their own, by attribute name
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, attr: str) -> Any:
+        """A declared setting's value (:mod:`.declared`), by its attribute name."""
+        if attr in self.values or not hasattr(self, attr):
+            return self.values.get(attr, BY_ATTR[attr].default)
+        return getattr(self, attr)
+
+    def put(self, attr: str, value: Any) -> None:
+        if attr in _OWN:
+            setattr(self, attr, value)
+        else:
+            self.values[attr] = value
 
     def overrides(self, base: Overrides) -> Overrides:
-        """*base* (the command line's config overrides) with the project file's
-        ``protocol``, ``thresholds`` and ``extra-expected-tags``."""
-        return replace(base, protocol=self.protocol, thresholds=self.thresholds,
-                       extra_expected=self.extra_expected)
+        """*base* (the command line's config overrides) with every declared setting
+        that fills an overrides field (``protocol``, ``require-sidecars``,
+        ``thresholds``, ``extra-expected-tags``...) where *base* leaves it at its
+        default: a value on the command line wins."""
+        from qrspi_guard.contract.runconfig import Overrides
+
+        plain = Overrides()
+        changes = {}
+        for setting in DECLARED:
+            name = setting.override
+            if name is None:
+                continue
+            if name != "protocol" and getattr(base, name) != getattr(plain, name):
+                continue  # given on the command line
+            changes[name] = self.get(setting.attr)
+        return replace(base, **changes)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"config_file": self.config.path if self.config else None}
@@ -62,7 +88,7 @@ class Settings:
             elif setting.attr == "per_file":
                 out[setting.key] = setting.dump(self.selection.per_file)  # type: ignore[misc]
             else:
-                value = getattr(self, setting.attr)
+                value = self.get(setting.attr)
                 out[setting.key] = setting.dump(value) if setting.dump else value
         out["disabled"] = self.selection.disabled
         out["sources"] = dict(self.sources)
@@ -86,6 +112,10 @@ class Settings:
         lines.append(f"causes on: {total - len(off)} of {total}"
                      + (f" (off: {', '.join(off)})" if off else ""))
         return "\n".join(lines) + "\n"
+
+
+#: the settings with an attribute of their own on :class:`Settings`
+_OWN = frozenset({"format", "strict", "protocol", "extra_expected", "thresholds"})
 
 
 def _layer_value(layers: tuple[Layer, ...], attr: str) -> list[str] | None:
@@ -131,13 +161,13 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
             if setting.attr == "per_file":
                 per_file = value
             else:
-                setattr(s, setting.attr, value)
+                s.put(setting.attr, value)
         layers.append(_file_layer(cfg))
     for setting in DECLARED:  # the command line wins over the file
         if setting.read is not None and setting.option is not None:
-            given = getattr(cli, setting.attr)
+            given = getattr(cli, setting.attr, None)
             if given is not None:
-                setattr(s, setting.attr, given)
+                s.put(setting.attr, given)
                 src[setting.key] = CLI_SOURCE
     if "format" not in src and env.get("GITHUB_ACTIONS") == "true":
         s.format, src["format"] = "github", GITHUB_SOURCE
