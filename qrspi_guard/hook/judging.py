@@ -128,9 +128,12 @@ def _judge_for(path: str, ask: Ask) -> Any:
     finds it. A configuration file that is wrong is the hook's failure."""
     from qrspi_guard.errors import ConfigFileError
     from qrspi_guard.judge import Judge
-    from qrspi_guard.settings import CommandLine
 
     try:
+        if ask[0] is None:  # found from the path upward: no command line to say
+            return Judge.for_path(path)
+        from qrspi_guard.settings import CommandLine
+
         return Judge.for_path(path, CommandLine(settings_file=ask[0], workdir=ask[1]))
     except ConfigFileError as exc:
         raise HookFailure(str(exc)) from None
@@ -254,6 +257,8 @@ def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
     said = judge_.files(target.round_dir, overlay={name: data})
     if said is None:  # pragma: no cover - _judged only sends round directories
         return _selected(layout_diagnostics(target), target.path, ask)
+    if not said:  # the common case: nothing to say, nothing more to look up
+        return []
     mine = [d for d in said if _mine(d, name)]
     from qrspi_guard.contract.layout import classify
     from qrspi_guard.rules.registry import TAG_CAUSES

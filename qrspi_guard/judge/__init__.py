@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING
 from qrspi_guard.contract.runconfig import Overrides, RunConfig
 from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.records import replace
-from qrspi_guard.settings.commandline import CommandLine
 
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.contract.diagnostics import Diagnostic
     from qrspi_guard.contract.layout import RoundRef
     from qrspi_guard.engine.entries import Context, EntryCache
-    from qrspi_guard.settings import ConfigFile, Selection, Settings
+    from qrspi_guard.settings import CommandLine, ConfigFile, Selection, Settings
 
 __all__ = ["Judge", "judges_for", "merge", "start_of"]
 
@@ -74,13 +73,18 @@ class Judge:
         (or ``cli.settings_file``). Raises :class:`~qrspi_guard.errors.ConfigFileError`
         like :func:`~qrspi_guard.settings.resolve`. Nothing configured costs nothing:
         the settings are then resolved only when asked for."""
+        start = start_of(path)
+        if cli is None or cli.says_nothing:
+            from qrspi_guard.settings.locate import present
+
+            if not present(start):  # nothing configured: nothing to read or parse
+                return cls(None, base)
+        from qrspi_guard.settings import resolve
         from qrspi_guard.settings.configfile import config_for
 
-        start = start_of(path)
         cfg = config_for(cli, start)
         if cfg is None and (cli is None or cli.says_nothing):
             return cls(None, base)
-        from qrspi_guard.settings import resolve
 
         return cls(resolve(cli, start=start, config=cfg), base)
 
@@ -168,7 +172,7 @@ def judges_for(paths: Sequence[str], cli: CommandLine | None = None,
     from it upward, cli.md), in the order first met, each with its paths. With no
     paths, one judge for ``.`` and an empty list (``check`` judges ``.``). With
     ``--settings`` or ``--isolated``, one judge for all."""
-    from qrspi_guard.settings import config_for, resolve
+    from qrspi_guard.settings import CommandLine, config_for, resolve
 
     cli = cli or CommandLine()
     if not paths or cli.settings_file is not None or cli.isolated:

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any, Literal
-
-from qrspi_guard.records import record
+from typing import Any, Literal, NamedTuple
 
 Scope = Literal["entry", "file", "sidecar", "tag", "round", "run", "layout", "split"]
 
 
-@record(frozen=True)
-class Rule:
+class Rule(NamedTuple):
+    """One rule (a tuple: listing the rules costs nothing at import)."""
+
     id: str
     scope: Scope
     causes: frozenset[str]

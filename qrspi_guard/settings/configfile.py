@@ -20,10 +20,9 @@ from typing import Any
 from qrspi_guard.errors import ConfigFileError
 from qrspi_guard.records import field, record
 from qrspi_guard.settings.commandline import CommandLine
+from qrspi_guard.settings.locate import PYPROJECT, present
 from qrspi_guard.textsafe import one_line
 
-OWN_FILE = ".qrspi-guard.toml"
-PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "qrspi-guard")
 #: the largest configuration file read (a config is a few hundred bytes)
 MAX_BYTES = 1024 * 1024
@@ -73,26 +72,6 @@ def _toml() -> Any:
     return tomllib
 
 
-def _git_root_at(directory: str) -> bool:
-    return os.path.lexists(os.path.join(directory, ".git"))
-
-
-def candidates(start: str) -> list[str]:
-    """The directories searched, nearest first: *start* and each parent up to the git
-    root (inclusive), or up to the filesystem root outside git."""
-    here = os.path.abspath(start)
-    out = []
-    d = here
-    while True:
-        out.append(d)
-        if _git_root_at(d):
-            return out
-        parent = os.path.dirname(d)
-        if parent == d:
-            return out
-        d = parent
-
-
 def _read(path: str) -> str | None:
     """A candidate's text; None when it is not a readable regular file."""
     import stat
@@ -121,17 +100,19 @@ def _read(path: str) -> str | None:
 
 #: `[tool.qrspi-guard]`, `[tool."qrspi-guard".x]`, `tool.qrspi-guard.x = ...`; or, under a
 #: `[tool]` table, `qrspi-guard = {...}` / `qrspi-guard.x = ...`
-_TOOL_DOTTED = re.compile(r"""tool\s*\.\s*["']?qrspi-guard""")
-_TOOL_TABLE = re.compile(r"""^\s*\[\s*tool\s*\]""", re.M)
-_BARE_KEY = re.compile(r"""^\s*["']?qrspi-guard["']?\s*[.=]""", re.M)
+#: (patterns as text, compiled on first use by `re`'s own cache: a run that finds no
+#: configuration file, as most hook calls do, never compiles them)
+_TOOL_DOTTED = r"""tool\s*\.\s*["']?qrspi-guard"""
+_TOOL_TABLE = r"""(?m)^\s*\[\s*tool\s*\]"""
+_BARE_KEY = r"""(?m)^\s*["']?qrspi-guard["']?\s*[.=]"""
 
 
 def _may_hold_table(text: str) -> bool:
     """Whether a pyproject.toml can hold the table (a cheap look before parsing it)."""
-    return bool(_TOOL_DOTTED.search(text)
-                or (_TOOL_TABLE.search(text) and _BARE_KEY.search(text)))
-_KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=""")
-_HEADER = re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+    return bool(re.search(_TOOL_DOTTED, text)
+                or (re.search(_TOOL_TABLE, text) and re.search(_BARE_KEY, text)))
+_KEY_LINE = r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*="""
+_HEADER = r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
 
 
 def _split_dotted(name: str) -> tuple[str, ...]:
@@ -143,13 +124,13 @@ def _key_lines(text: str, table: tuple[str, ...]) -> dict[str, int]:
     out: dict[str, int] = {}
     current: tuple[str, ...] = ()
     for number, line in enumerate(text.split("\n"), start=1):
-        header = _HEADER.match(line)
+        header = re.match(_HEADER, line)
         if header:
             current = _split_dotted(header.group(1))
             if current[:len(table)] == table and len(current) > len(table):
                 out.setdefault(current[len(table)], number)
             continue
-        m = _KEY_LINE.match(line)
+        m = re.match(_KEY_LINE, line)
         if m:
             name = _split_dotted(m.group(1) or m.group(2) or m.group(3))
             full = current + name
@@ -182,7 +163,7 @@ def _parse(path: str, text: str) -> dict[str, Any]:
         key = ""
         lines = text.split("\n")
         if 0 < line <= len(lines):
-            km = _KEY_LINE.match(lines[line - 1])
+            km = re.match(_KEY_LINE, lines[line - 1])
             if km:
                 key = f" (key {(km.group(1) or km.group(2) or km.group(3))!r})"
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
@@ -244,13 +225,10 @@ def load_named(path: str) -> ConfigFile:
 def find(start: str | None = None) -> ConfigFile | None:
     """The project configuration that applies at *start* (default: the working
     directory), or None when there is none."""
-    for directory in candidates(start or os.getcwd()):
-        for name in (OWN_FILE, PYPROJECT):
-            path = os.path.join(directory, name)
-            if os.path.lexists(path):
-                got = load(_display(path))
-                if got is not None:
-                    return got
+    for path in present(start or os.getcwd()):
+        got = load(_display(path))
+        if got is not None:
+            return got
     return None
 
 
