@@ -259,5 +259,5 @@ def test_a_worker_that_dies_leaves_its_rounds_to_the_parent(
     monkeypatch.setenv("QRSPI_GUARD_JOBS", "1")
     serial = _json(engine.check_paths([str(tmp_path)]))
     monkeypatch.setenv("QRSPI_GUARD_JOBS", "2")
-    monkeypatch.setattr(parallel, "_share", lambda *args: os._exit(1))
+    monkeypatch.setattr(parallel, "_worker", lambda *args: os._exit(1))
     assert _json(engine.check_paths([str(tmp_path)])) == serial
