@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.contract.layout import classify
 from qrspi_guard.rules.facts import Place
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 
 VALID = (b"---\nfinding_id: R3-F02\nseverity: high\nchange_type: correctness\n"
          b"referenced_files: [design.md:L1-L2]\nartifact: design\nround: 3\n"

@@ -18,7 +18,7 @@ from qrspi_guard.contract.layout import classify
 from qrspi_guard.parse import frontmatter as fm
 from qrspi_guard.rules import fastjudge
 from qrspi_guard.rules.facts import Place
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 from tests.support import FIXTURES, load_benchmark, run_cli, run_main
 
 corpus = load_benchmark("corpus")

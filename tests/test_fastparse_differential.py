@@ -149,7 +149,12 @@ def frontmatter_text(draw: Any) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+#: examples per property in the default run, and in the thorough run marked `slow`
+#: (the default keeps each of these two under a few seconds; `.ci/run` runs both)
+QUICK, THOROUGH = 250, 1500
+
+
+@settings(max_examples=QUICK, deadline=None, suppress_health_check=list(HealthCheck))
 @given(frontmatter_text())
 @example("round: 08\nfindings: 010\n")
 @example("a: 1:30\nb: 0x1f\nc: 1_000\nd: yes\ne: On\nf: no\ng: ~\nh: .5\ni: .inf\n")
@@ -164,10 +169,25 @@ def test_fast_path_reads_what_the_c_loader_reads(text: str) -> None:
     assert_same_or_declined(text)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.slow
+@settings(max_examples=THOROUGH, deadline=None, suppress_health_check=list(HealthCheck))
+@given(frontmatter_text())
+def test_fast_path_reads_what_the_c_loader_reads_thoroughly(text: str) -> None:
+    assert_same_or_declined(text)
+
+
+@settings(max_examples=QUICK * 2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(GOOD_KEYS), st.sampled_from([" ", "  "]), quoted(), comment)
 def test_one_line_scalars_read_as_the_c_loader_reads_them(key: str, sep: str, value: str,
                                                           note: str) -> None:
+    assert_same_or_declined(f"{key}:{sep}{value}{note}\n")
+
+
+@pytest.mark.slow
+@settings(max_examples=THOROUGH, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(GOOD_KEYS), st.sampled_from([" ", "  "]), quoted(), comment)
+def test_one_line_scalars_read_as_the_c_loader_reads_them_thoroughly(
+        key: str, sep: str, value: str, note: str) -> None:
     assert_same_or_declined(f"{key}:{sep}{value}{note}\n")
 
 

@@ -17,7 +17,7 @@ from qrspi_guard.contract.layout import classify
 from qrspi_guard.records import replace
 from qrspi_guard.rules.facts import Place
 from qrspi_guard.rules.fastjudge import fast_report
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 from tests.genkit import (
     AUDIT,
     KEPT,

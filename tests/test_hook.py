@@ -416,7 +416,7 @@ def test_a_no_op_call_imports_nothing_heavy(run: Path) -> None:
             "from qrspi_guard.hook import decide\n"
             f"d = decide({json.dumps(write_payload(run / 'notes.md', 'x'))!s})\n"
             "heavy = [m for m in ('yaml', 'pydantic', 'frontmatter', 'qrspi_guard.engine',"
-            " 'qrspi_guard.rules.files') if m in sys.modules]\n"
+            " 'qrspi_guard.rules.filejudge') if m in sys.modules]\n"
             "print(d.action, heavy)\n")
     code = code.replace("true", "True").replace("false", "False").replace("null", "None")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -429,9 +429,9 @@ def test_a_no_op_call_imports_nothing_heavy(run: Path) -> None:
 #: causes only the round as a whole can show; the hook does not judge them on a write
 _ROUND_ONLY = {"sidecar_missing", "orphan_sidecar", "verify_failed", "verified_totals_mismatch",
                "expected_tag_no_output", "unrouted_tag", "fnum_gap", "step_not_on_route",
-               # which sidecar suffix is right is the round's generation (generations.md
-               # §6); kept-findings.txt is compared with the round's recount (§3)
-               "sidecar_wrong_extension", "kept_findings_mismatch"}
+               # kept-findings.txt is compared with the round's recount (§3); (a sidecar's
+               # wrong suffix, which the round's generation decides, the hook judges too)
+               "kept_findings_mismatch"}
 
 
 def _round_files() -> list[Path]:

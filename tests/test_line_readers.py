@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrspi_guard.rules.files import fanin_change_type
+from qrspi_guard.rules.filejudge import fanin_change_type
 from tests.genkit import finding_text, new_run, put
 from tests.support import run_main
 from tests.test_generations_watch import Watch, status

@@ -9,7 +9,7 @@ import pytest
 from qrspi_guard import check
 from qrspi_guard.contract.layout import classify
 from qrspi_guard.rules.facts import Place
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 from tests.support import Run
 
 PLACE = Place("reviews/design/round-03/quality-claude.finding-F02.md", "design", 3)

@@ -185,7 +185,7 @@ def test_the_repository_itself_has_no_settings_that_change_the_suite() -> None:
 
 
 def test_a_pyproject_that_only_names_the_package_is_not_parsed_at_all(tmp_path: Path) -> None:
-    from qrspi_guard.settings.files import _may_hold_table
+    from qrspi_guard.settings.configfile import _may_hold_table
 
     assert not _may_hold_table('[project]\nname = "qrspi-guard"\n[project.scripts]\n'
                                'qrspi-guard = "qrspi_guard.cli:main"\n')
@@ -194,3 +194,21 @@ def test_a_pyproject_that_only_names_the_package_is_not_parsed_at_all(tmp_path: 
         assert _may_hold_table(text), text
     (tmp_path / "pyproject.toml").write_text('[tool]\nqrspi-guard = { strict = true }\n')
     assert resolve(start=str(tmp_path)).strict is True
+
+
+def test_require_sidecars_from_the_file_requires_them_as_the_option_does(run: Run) -> None:
+    """A setting declared once (settings/declared.py) reaches the rules, the option's
+    help and --show-settings alike."""
+    run.config("second_reviewer: false\nverifier_enabled: true\n")
+    run.finding("goals", 1, "quality-claude")
+    run.clean("goals", 1, "scope-claude")
+    assert "sidecar_missing" not in causes(".", cwd=run.root)
+    assert "sidecar_missing" in causes("--require-sidecars", ".", cwd=run.root)
+    (run.root / ".qrspi-guard.toml").write_text("require-sidecars = true\n")
+    assert "sidecar_missing" in causes(".", cwd=run.root)
+    shown = run_main("check", "--show-settings", cwd=run.root).stdout.decode()
+    assert "require-sidecars = true  # .qrspi-guard.toml" in shown
+    (run.root / ".qrspi-guard.toml").write_text('require-sidecars = "yes"\n')
+    proc = run_main("check", ".", cwd=run.root)
+    assert proc.returncode == 2
+    assert b".qrspi-guard.toml:1: require-sidecars: must be true or false" in proc.stderr

@@ -18,7 +18,7 @@ from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.engine import judge_round_files
 from qrspi_guard.engine.discover import round_of_dir
 from qrspi_guard.engine.roundlock import round_lock, split_lock_held
-from qrspi_guard.rules.residue import residue_diagnostics
+from qrspi_guard.rules.splitresidue import residue_diagnostics
 from qrspi_guard.split import finding_name, plan_split
 from qrspi_guard.split.errors import RecoveryError
 from qrspi_guard.split.faults import parse, raise_errno

@@ -11,8 +11,8 @@ import pytest
 
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import evaluate_round
+from qrspi_guard.engine.configs import read_config
 from qrspi_guard.engine.discover import discover_dir
-from qrspi_guard.engine.runconfig import read_config
 from qrspi_guard.watch.events import EventKind, FsEvent, ScriptedSource, translate
 from qrspi_guard.watch.judge import RoundJudge
 from qrspi_guard.watch.loop import Options, Watcher

@@ -1,9 +1,9 @@
 """`qrspi-guard check`: one-shot validation and CI gate (cli.md).
 
-A thin shell: options are resolved into :class:`qrspi_guard.settings.Settings` (the
-command line over the project configuration file over the environment), the engine
-judges, :func:`qrspi_guard.settings.apply_selection` leaves out what is turned off, a
-reporter renders, and :mod:`qrspi_guard.output.files` writes. Failures are raised as
+A thin shell: each PATH gets the :class:`qrspi_guard.judge.Judge` of the project
+configuration found from it upward (the command line over that file over the
+environment), the judges judge (the rule selection applied inside), a reporter renders,
+and :mod:`qrspi_guard.output.files` writes. Failures are raised as
 :class:`~qrspi_guard.errors.GuardError` and become one line and exit 2 in
 :func:`qrspi_guard.cli.main`.
 """
@@ -17,8 +17,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
+from qrspi_guard.cli.options import (
+    build_overrides,
+    given,
+    override_options,
+    selection_options,
+    settings_file_option,
+)
 from qrspi_guard.output import FORMATS, ReportOptions
+from qrspi_guard.settings.declared import help_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.engine import CheckResult
@@ -44,9 +51,8 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
-              help="Output format [default: text; github when GITHUB_ACTIONS=true; the "
-              "config file's format wins over both].")
-@click.option("--strict/--no-strict", default=False, help="Warnings fail too.")
+              help=help_of("format"))
+@click.option("--strict/--no-strict", default=False, help=help_of("strict"))
 @override_options
 @selection_options
 @click.option("--exit-zero", is_flag=True,
@@ -56,6 +62,7 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
 @click.option("--show-settings", is_flag=True,
               help="Print the resolved settings and where each came from, and exit.")
 @click.option("--isolated", is_flag=True, help="Read no project configuration file.")
+@settings_file_option
 @click.option("--write-status", is_flag=True,
               help="Write round-NN-guard.json beside each round checked.")
 @click.option("--fix", is_flag=True, help="Normalise trailing newlines (the only fix).")
@@ -84,7 +91,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
           require_sidecars: bool, expect: str | None, config_file: str | None,
           protocol: str, round_no: int | None, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool,
-          statistics: bool, show_settings: bool, isolated: bool, write_status: bool,
+          statistics: bool, show_settings: bool, isolated: bool,
+          settings_file: str | None, write_status: bool,
           fix: bool, output: str | None, output_format: str | None,
           baseline_file: str | None, write_baseline: str | None,
           stdin_filename: str | None, quiet: bool,
@@ -105,29 +113,35 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     import time
 
     from qrspi_guard.errors import OutputError, UsageError
+    from qrspi_guard.judge import judges_for, merge
     from qrspi_guard.output import renderer
-    from qrspi_guard.settings import CommandLine, apply_selection, resolve
+    from qrspi_guard.settings import CommandLine
     from qrspi_guard.textsafe import one_line
 
     started = time.monotonic()
     _tolerant_stdout()
-    settings = resolve(CommandLine(
+    from_stdin = "-" in paths
+    base = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
+                           config_file, protocol, round_no)
+    # each PATH is judged under the project configuration found from it upward (cli.md
+    # "Where configuration is found"); the first PATH's also gives format and strict
+    cli = CommandLine(
         format=fmt if given(ctx, "fmt") else None,
         strict=strict if given(ctx, "strict") else None,
         select=select or None, extend_select=extend_select, ignore=ignore,
-        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated))
+        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated,
+        settings_file=settings_file)
+    judged = (stdin_filename,) if stdin_filename is not None and from_stdin else paths
+    judges = judges_for([p for p in judged if p != "-"], cli, base)
+    settings = judges[0][0].settings
     if show_settings:
-        click.echo(settings.show(as_json=settings.format == "json"), nl=False)
+        click.echo(_show(judges, settings.format == "json"), nl=False)
         return
     fmt, strict = settings.format, settings.strict
     if statistics and fmt not in ("text", "json"):
         raise UsageError(f"--statistics prints text or json, not {fmt}")
     if output_format is not None and output is None:  # refused before any work
         raise UsageError("--output-format needs --output FILE")
-    overrides = settings.overrides(build_overrides(
-        step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
-        round_no))
-    from_stdin = "-" in paths
     if from_stdin or stdin_filename is not None:
         if paths not in (("-",), ()) or stdin_filename is None:
             raise UsageError("judge standard input with: check --stdin-filename PATH -")
@@ -139,32 +153,28 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if fix:
         from qrspi_guard.output.fix import FixFailure, fix_trailing_newlines
 
-        selected = settings.selection
+        for judge, group in judges:
+            selected = judge.selection
 
-        def wanted(path: str) -> bool:  # fix only where the cause is reported
-            return selected.allows_at("trailing_newline", path)
+            def wanted(path: str, selected: Any = selected) -> bool:
+                return bool(selected.allows_at("trailing_newline", path))  # where reported
 
-        for outcome in fix_trailing_newlines(paths or ("."), overrides, wanted):
-            if isinstance(outcome, FixFailure):
-                fix_failures.append(outcome)
-                click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "
-                           f"{outcome.reason}; it is left as it was", err=True)
-            elif not quiet:
-                click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
+            for outcome in fix_trailing_newlines(group or ("."), judge.overrides, wanted):
+                if isinstance(outcome, FixFailure):
+                    fix_failures.append(outcome)
+                    click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "
+                               f"{outcome.reason}; it is left as it was", err=True)
+                elif not quiet:
+                    click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
     if stdin_filename is not None:
-        from qrspi_guard.engine.buffer import check_buffer
-
-        result = check_buffer(stdin_filename, _read_stdin(), overrides)
+        result = judges[0][0].buffer(stdin_filename, _read_stdin())
     else:
-        from qrspi_guard.engine import check_paths
-
-        result = check_paths(paths, overrides)
+        result = merge([judge.paths(group) for judge, group in judges])
         if not (result.rounds or result.files or result.diagnostics or result.not_in_round):
             where = ", ".join(one_line(p) for p in paths) if paths else "."
             click.echo(f"qrspi-guard: warning: no review rounds found under {where} "
                        "(looked for reviews/<step>/round-NN/ and "
                        "reviews/tasks/task-NN/round-NN/)", err=True)
-    result = apply_selection(result, settings.selection)
     as_is = result  # status files describe the rounds as they are, baseline or not
     if write_baseline is not None:
         _write_baseline(write_baseline, result)
@@ -199,7 +209,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output,
-                      overrides.thresholds)
+                      judges[0][0].overrides.thresholds)
     if write_status:
         _write_statuses(as_is)
     if fix_failures:
@@ -236,6 +246,23 @@ def _write_baseline(path: str, result: CheckResult) -> None:
     n = len(result.diagnostics)
     click.echo(f"qrspi-guard: wrote {n} baseline entr{'y' if n == 1 else 'ies'} to "
                f"{one_line(path)}", err=True)
+
+
+def _show(judges: list[tuple[Any, list[str]]], as_json: bool) -> str:
+    """``--show-settings``: the settings each PATH is judged under, naming the file
+    actually read (one block per configuration when PATHs fall under several)."""
+    if len(judges) == 1:
+        return str(judges[0][0].settings.show(as_json=as_json))
+    if as_json:
+        import json
+
+        return json.dumps([{"paths": group, **judge.settings.as_dict()}
+                           for judge, group in judges], indent=2, ensure_ascii=True) + "\n"
+    from qrspi_guard.textsafe import one_line
+
+    blocks = [f"# {', '.join(one_line(p) for p in group)}\n{judge.settings.show()}"
+              for judge, group in judges]
+    return "\n".join(blocks)
 
 
 def _isatty(stream: object) -> bool:

@@ -49,9 +49,12 @@ class HookGroup(click.Group):
 @click.option("--fail-closed", is_flag=True,
               help="The hook's own failures (bad stdin, unreadable file, bad options) "
               "block, instead of allowing.")
+@click.option("--settings", "settings_file", metavar="FILE",
+              help="Read the project configuration from FILE instead of finding it from "
+              "each written file upward (pyproject.toml: its [tool.qrspi-guard] table).")
 @click.pass_context
 def hook(ctx: click.Context, event: str | None, runtime: str | None, output_format: str,
-         fail_closed: bool) -> None:
+         fail_closed: bool, settings_file: str | None) -> None:
     """Agent tool-use hook: refuse a malformed finding before it lands in a review round.
 
     Reads the runtime's JSON payload (Claude Code or Gemini CLI: tool_name, tool_input,
@@ -71,7 +74,7 @@ def hook(ctx: click.Context, event: str | None, runtime: str | None, output_form
     if ctx.invoked_subcommand is None:
         from qrspi_guard.hook.run import Options, execute
 
-        execute(Options(event, runtime, output_format, fail_closed))
+        execute(Options(event, runtime, output_format, fail_closed, settings_file))
 
 
 def _settings_options(f: Callable[..., Any]) -> Callable[..., Any]:

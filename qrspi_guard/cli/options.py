@@ -1,4 +1,5 @@
-"""Options shared by `check`, `watch` and `hook`: the config overrides (cli.md)."""
+"""Options shared by `check`, `watch` and `hook`: the config overrides, the rule
+selection and where the project configuration comes from (cli.md)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import click.shell_completion
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.contract.layout import TAG_RE
 from qrspi_guard.contract.runconfig import Overrides
+from qrspi_guard.settings.declared import help_of
 
 
 def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -22,17 +24,14 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Matrix column; overrides config.md."),
         click.option("--verifier/--no-verifier", default=None,
                      help="Whether the verifier ran; overrides config.md verifier_enabled."),
-        click.option("--require-sidecars", is_flag=True,
-                     help="Require a sidecar for every finding even without round-NN-verified.md."),
+        click.option("--require-sidecars", is_flag=True, help=help_of("require-sidecars")),
         click.option("--expect", metavar="TAGS", help="Comma-separated tags every round must "
                      "hear from (for task rounds, which have no fixed row)."),
         click.option("--config", "config_file", metavar="FILE",
                      type=click.Path(exists=True, dir_okay=False),
                      help="Use FILE as the run's config.md."),
         click.option("--protocol", type=click.Choice(PROTOCOL_CHOICES), default="auto",
-                     show_default=True,
-                     help="Judge every round as this protocol generation (auto: tell each "
-                     "round's from its files)."),
+                     show_default=True, help=help_of("protocol")),
         click.option("--round", "round_no", type=click.IntRange(min=1, max=999_999_999),
                      metavar="N", help="The round of a directory that holds reviewer output "
                      "but is not named round-NN (default: from its findings' finding_id)."),
@@ -111,15 +110,11 @@ def selection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     :func:`qrspi_guard.settings.resolve` (an unknown name is exit 2 naming it)."""
     options = [
         click.option("--select", "select", metavar="CAUSES", multiple=True,
-                     shell_complete=complete_causes,
-                     help="Report only these causes (comma-separated, or ALL); replaces "
-                     "the config file's select."),
+                     shell_complete=complete_causes, help=help_of("select")),
         click.option("--extend-select", "extend_select", metavar="CAUSES", multiple=True,
-                     shell_complete=complete_causes,
-                     help="Report these causes too, on top of the selection."),
+                     shell_complete=complete_causes, help=help_of("extend-select")),
         click.option("--ignore", "ignore", metavar="CAUSES", multiple=True,
-                     shell_complete=complete_causes,
-                     help="Never report these causes (comma-separated)."),
+                     shell_complete=complete_causes, help=help_of("ignore")),
     ]
     for option in reversed(options):
         f = option(f)
@@ -131,3 +126,14 @@ def given(ctx: click.Context, name: str) -> bool:
     variable), not left at its default."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def settings_file_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--settings FILE``: the project configuration file, instead of the one found
+    from each judged path upward (cli.md "Where configuration is found")."""
+    return click.option(
+        "--settings", "settings_file", metavar="FILE",
+        type=click.Path(exists=True, dir_okay=False),
+        help="Read the project configuration from FILE instead of finding it from each "
+        "path upward (pyproject.toml: its [tool.qrspi-guard] table; any other name: "
+        "top-level keys).")(f)

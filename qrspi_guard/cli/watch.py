@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
+from qrspi_guard.cli.options import (
+    build_overrides,
+    given,
+    override_options,
+    selection_options,
+    settings_file_option,
+)
 
 if TYPE_CHECKING:
     from qrspi_guard.overview.live import LiveView
@@ -66,6 +72,7 @@ SECONDS = Seconds()
 @override_options
 @selection_options
 @click.option("--isolated", is_flag=True, help="Read no project configuration file.")
+@settings_file_option
 @click.pass_context
 def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: bool,
           fmt: str, events_file: str | None, no_live: bool, step: str | None,
@@ -73,7 +80,7 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
           verifier: bool | None, require_sidecars: bool, expect: str | None,
           config_file: str | None, protocol: str, round_no: int | None,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
-          isolated: bool) -> None:
+          isolated: bool, settings_file: str | None) -> None:
     """Watch ROOT (default: .) and keep every round-NN-guard.json current.
 
     Prints one line per change of a round's status; on a terminal (text format) it
@@ -87,18 +94,18 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
       qrspi-guard watch . --format json --events guard-events.jsonl
       qrspi-guard watch /mnt/share/run --polling --settle 5
     """
-    from qrspi_guard.settings import CommandLine, resolve
+    from qrspi_guard.judge import Judge
+    from qrspi_guard.settings import CommandLine
     from qrspi_guard.watch.events import WatchdogSource
     from qrspi_guard.watch.loop import Options, Watcher
     from qrspi_guard.watch.publish import LineSink
 
-    # the project configuration file (selection, protocol, thresholds, extra tags) applies
-    # to watch as to check; the command line wins
-    settings = resolve(CommandLine(
+    # the project configuration file found from ROOT upward (selection, protocol,
+    # thresholds, extra tags) applies to watch as to check; the command line wins
+    judge = Judge.for_path(root, CommandLine(
         select=select or None, extend_select=extend_select, ignore=ignore,
-        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated),
-        start=root)
-    overrides = settings.overrides(build_overrides(
+        protocol=protocol if given(ctx, "protocol") else None, isolated=isolated,
+        settings_file=settings_file), build_overrides(
         step, second_reviewer, verifier, require_sidecars, expect, config_file, protocol,
         round_no))
     # Straight to the descriptors, unbuffered: a closed, full or broken stdout is said
@@ -113,13 +120,12 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
         from qrspi_guard.overview.live import LiveView
 
         live = LiveView(1, 2 if os.isatty(2) else None,
-                        use_color("auto", os.environ, True), overrides.thresholds)
-    watcher = Watcher(root, overrides, source,
+                        use_color("auto", os.environ, True), judge.overrides.thresholds)
+    watcher = Watcher(root, judge.overrides, source,
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
                       out=stdout.write if live is None else live.event,
                       err=live.note if live is not None and live.err_fd else _stderr_line,
-                      selection=settings.selection,
-                      on_result=live.update if live is not None else None)
+                      judge=judge, on_result=live.update if live is not None else None)
     if live is not None:
         live.alive = watcher.rounds.keys
     install_signal_handlers(watcher, live)

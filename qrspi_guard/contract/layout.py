@@ -250,8 +250,12 @@ def status_file_name(round_no: int) -> str:
     return side_file_name(round_no, "-guard.json")
 
 
+#: the apply-fix verifier's completion record beside a round (round-contract §5)
+VERIFIED_SUFFIX = "-verified.md"
+
+
 def verified_file_name(round_no: int) -> str:
-    return side_file_name(round_no, "-verified.md")
+    return side_file_name(round_no, VERIFIED_SUFFIX)
 
 
 def verifier_disabled_name(round_no: int) -> str:

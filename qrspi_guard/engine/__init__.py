@@ -3,15 +3,18 @@
 - :mod:`.plan`        PATH arguments -> whole rounds, layout diagnostics, loose files
 - :mod:`.entries`     a round's entries listed, its generation told, each entry judged
 - :mod:`.generation`  which protocol generation a round is (generations.md §6)
-- :mod:`.inputs`      the files a round's rules read beyond reviewer output
-- :mod:`.rounds`      one round's verdict assembled from its files and inputs
+- :mod:`.roundinputs` the files a round's rules read beyond reviewer output
+- :mod:`.roundverdict` one round's verdict assembled from its files and inputs: the one
+  function every verdict comes from (``evaluate_round``)
+- :mod:`.configs`     the one run-config type: config.md, the working tree's or as of a
+  round's commit
 - :mod:`.history`     config.md as of a round's commit (git)
-- :mod:`.parallel`    forked workers for large trees, results in order
+- :mod:`.parallel`    the standard library's process pool for large trees, results in order
 - :mod:`.check`       ``check``: all of the above over a set of paths
 - :mod:`.results`     the result types
 
-``check_paths`` is what ``check`` runs; ``evaluate_round`` is the unit that ``watch``
-re-runs when a round changes.
+``evaluate_round`` is the one function a round's verdict comes from; commands reach it
+through :class:`qrspi_guard.judge.Judge` (``check_paths`` is what ``Judge.paths`` runs).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ _EXPORTS: dict[str, str] = {
     "jobs": "parallel", "PARALLEL_MIN_ROUNDS": "parallel",
     "CheckResult": "results", "RoundResult": "results", "Status": "results",
     "sort_diagnostics": "results",
-    "evaluate_round": "rounds", "round_facts": "rounds", "round_result": "rounds",
+    "evaluate_round": "roundverdict", "round_facts": "roundverdict",
     "PathNotFound": "errors",
 }
 

@@ -14,17 +14,18 @@ import os
 
 from qrspi_guard.contract.layout import OUTPUT_KINDS, classify
 from qrspi_guard.contract.runconfig import Overrides
-from qrspi_guard.engine.check import RunConfigs
+from qrspi_guard.engine.configs import RunConfigs
 from qrspi_guard.engine.discover import round_of_file, with_step
-from qrspi_guard.engine.entries import Context, read_round
-from qrspi_guard.engine.results import CheckResult
-from qrspi_guard.engine.rounds import assemble
+from qrspi_guard.engine.entries import Context
+from qrspi_guard.engine.results import CheckResult, Keep, kept
+from qrspi_guard.engine.roundverdict import evaluate_round
 from qrspi_guard.records import replace
 from qrspi_guard.rules.facts import Place
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 
 
-def check_buffer(path: str, data: bytes, overrides: Overrides | None = None) -> CheckResult:
+def check_buffer(path: str, data: bytes, overrides: Overrides | None = None,
+                 keep: Keep | None = None) -> CheckResult:
     """The result of ``check PATH`` with PATH's bytes replaced by *data*."""
     overrides = overrides or Overrides()
     name = os.path.basename(path)
@@ -34,9 +35,8 @@ def check_buffer(path: str, data: bytes, overrides: Overrides | None = None) -> 
     if ref is not None and os.path.normpath(ref.round_dir) == os.path.normpath(parent):
         ref = with_step(ref, overrides.step)
         ctx = Context.for_check(overrides)
-        runs, first_use = RunConfigs(overrides, ctx).for_rounds([ref])
-        files = read_round(ref, ctx, contents={name: data})
-        rr = assemble(ref, runs[0], ctx, files, True)
+        runs, _ = RunConfigs(overrides, ctx.sides, keep).for_rounds([ref])
+        rr = evaluate_round(ref, runs[0], overrides, ctx=ctx, overlay={name: data}, keep=keep)
         mine = [d for d in rr.diagnostics if d.file == name]
         rr = replace(rr, diagnostics=mine, run=replace(rr.run, diagnostics=[]), files=1,
                      status="halt" if any(d.level == "error" for d in mine) else "ok")
@@ -46,7 +46,8 @@ def check_buffer(path: str, data: bytes, overrides: Overrides | None = None) -> 
         return result
     if classify(name).kind in OUTPUT_KINDS:  # a finding outside any round
         result.files = 1
-        result.diagnostics = judge_file(classify(name), data, Place(path, None, None)).diagnostics
+        result.diagnostics = kept(judge_file(classify(name), data, Place(path, None, None)
+                                         ).diagnostics, keep)
         return result
     result.not_in_round.append(path)
     return result

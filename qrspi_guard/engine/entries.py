@@ -8,6 +8,7 @@ relative to the round directory's descriptor.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Protocol
 
 from qrspi_guard.contract.diagnostics import Diagnostic, diag
@@ -23,6 +24,7 @@ from qrspi_guard.contract.layout import (
 )
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.generation import GenerationResolver
+from qrspi_guard.engine.results import Keep, kept, sort_diagnostics
 from qrspi_guard.engine.roundlock import split_lock_held
 from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.parse import frontmatter as fm
@@ -31,14 +33,14 @@ from qrspi_guard.parse.reader import Entry, ReadFailure, list_round, read_bytes,
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.fastjudge import fast_report
-from qrspi_guard.rules.files import (
+from qrspi_guard.rules.filejudge import (
     FAN_IN_SUFFIX,
     fanin_change_type,
     fanin_score_of,
     judge_file,
     name_rule,
 )
-from qrspi_guard.rules.residue import residue_diagnostics
+from qrspi_guard.rules.splitresidue import residue_diagnostics
 
 
 @record
@@ -183,13 +185,25 @@ class RoundFiles:
     beside: frozenset[str]  #: suffixes of the files beside the round
 
 
+class EntryCache(Protocol):
+    """Verdicts kept between judgements (``watch``: one per settled version of a file)."""
+
+    def verdict(self, name: str, fname: FileName, place: Place
+                ) -> tuple[FileReport | None, Diagnostic | None] | None:
+        """The entry's verdict under *place*; None leaves the entry out (not settled)."""
+
+    def listed(self, files: RoundFiles) -> None:
+        """The round as listed and judged this time."""
+
+
 def read_round(ref: RoundRef, ctx: Context | None = None,
-               contents: dict[str, bytes] | None = None,
-               ignore_temp: bool = False) -> RoundFiles:
-    """List and judge every entry of a round directory.
+               contents: Mapping[str, bytes | None] | None = None,
+               ignore_temp: bool = False, cache: EntryCache | None = None) -> RoundFiles:
+    """List and judge every entry of a round directory: the one entry loop.
 
     *contents* replaces what is on disk for some names (the hook judges a write before
-    it lands). *ignore_temp* skips editor and temp names (``watch`` mode).
+    it lands; None: as if the name were absent). *ignore_temp* skips editor and temp
+    names (``watch`` mode). *cache* gives each entry's verdict instead of reading it.
     """
     ctx = ctx or Context()
     listing = list_round(ref.round_dir)
@@ -198,9 +212,15 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
         entry_diags.append(diag("unreadable_dir", f"round directory {listing.message}",
                                 path=ref.round_dir, step=ref.step, round=ref.round))
         listing = []
-    extra = dict(contents or {})
+    extra: dict[str, bytes] = {}
     entries = {e.name: e for e in listing}
-    names_seen = sorted(set(entries) | set(extra)) if extra else list(entries)
+    if contents:
+        for name, data in contents.items():
+            if data is None:
+                entries.pop(name, None)
+            else:
+                extra[name] = data
+    names_seen = sorted(set(entries) | set(extra)) if contents else list(entries)
     names = set(names_seen)
     beside = ctx.sides.beside(ref.step_dir, ref.round)
     assert ctx.resolver is not None
@@ -223,10 +243,16 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
                 continue  # hidden bookkeeping, read with the round's inputs
             if ignore_temp and is_watch_temp(name):
                 continue
+            if cache is not None:
+                got = cache.verdict(name, fname, place)
+                if got is None:
+                    continue
+                report, problem = got
+            else:
+                entry = entries.get(name)
+                is_link = name not in extra and entry is not None and entry.is_symlink
+                report, problem = judge_entry(ref, fname, is_link, reader, place)
             count += 1
-            entry = entries.get(name)
-            is_link = name not in extra and entry is not None and entry.is_symlink
-            report, problem = judge_entry(ref, fname, is_link, reader, place)
             if report is not None:
                 reports.append(report)
             if problem is not None:
@@ -242,7 +268,10 @@ def read_round(ref: RoundRef, ctx: Context | None = None,
         # ignored": a round holding them is `split_incomplete`; in watch mode
         # (ignore_temp) only while no split holds the round's lock
         entry_diags.extend(residue_diagnostics(ref.round_dir, residue, ref.step, ref.round))
-    return RoundFiles(reports, entry_diags, count, gen, names, beside)
+    files = RoundFiles(reports, entry_diags, count, gen, names, beside)
+    if cache is not None:
+        cache.listed(files)
+    return files
 
 
 def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
@@ -251,3 +280,28 @@ def judge_round_files(ref: RoundRef, contents: dict[str, bytes] | None = None,
     """(reports, entry diagnostics, file count) of :func:`read_round`."""
     files = read_round(ref, ctx, contents, ignore_temp)
     return files.reports, files.diags, files.count
+
+
+def file_scope(ref: RoundRef, ctx: Context | None = None,
+               overlay: Mapping[str, bytes | None] | None = None,
+               keep: Keep | None = None) -> list[Diagnostic]:
+    """The file-scope half of a round's verdict, as :func:`.rounds.evaluate_round`
+    gives it for a round not complete yet: every entry judged (one entry loop) and the
+    tag rules over them (a suffixed round: its ``bad_round_dir_name`` instead), with
+    *keep* applied; none of the round's inputs is read (the hook, which reports only
+    what is said about the files it is asked about)."""
+    from qrspi_guard.rules.rounds import RoundFacts, tag_rules
+
+    files = read_round(ref, ctx, overlay)
+    diags = list(files.diags)
+    for report in files.reports:
+        diags.extend(report.diagnostics)
+    if ref.kind == "suffixed":
+        from qrspi_guard.rules.placement import suffixed_dir
+
+        diags.append(suffixed_dir(ref))
+    else:
+        diags.extend(tag_rules(RoundFacts(ref.round_dir, ref.step, ref.round or 0, ref.is_task,
+                                          [r.facts for r in files.reports], gen=files.gen,
+                                          names=files.names)))
+    return kept(sort_diagnostics(diags), keep)

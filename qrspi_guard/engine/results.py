@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, Protocol
 
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.layout import RoundRef
@@ -11,6 +12,21 @@ from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileFacts
 
 Status = Literal["ok", "pending", "halt"]
+
+
+class Keep(Protocol):
+    """Which diagnostics are reported (``settings.Selection`` is one): the engine leaves
+    the others out where it makes them, so a round's status is decided once, after."""
+
+    @property
+    def everything(self) -> bool: ...
+
+    def filter(self, diags: Iterable[Diagnostic]) -> list[Diagnostic]: ...
+
+
+def kept(diags: list[Diagnostic], keep: Keep | None) -> list[Diagnostic]:
+    """*diags* without what *keep* leaves out (the list itself when nothing is)."""
+    return diags if keep is None or keep.everything or not diags else keep.filter(diags)
 _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 

@@ -5,10 +5,12 @@ a tool this hook does not judge), ``allow`` (a round file that passes, warnings 
 most; or an edit that would not apply), ``block`` (errors, with a message for the
 agent). The hook's own failures raise :class:`HookFailure`.
 
-The rules (the engine, YAML) are imported only once a path is known to be inside
-``reviews/<step>/round-NN/`` or ``reviews/tasks/task-NN/round-NN/``. The hook never
-calls git and reads no config.md: the rules it applies (per-file, and the two tag
-rules a single write can break) do not depend on the run's configuration.
+A write is judged by the one judge (:class:`qrspi_guard.judge.Judge`) as ``check``
+would judge its round with the written content in place, under the project
+configuration found from the written file upward (or ``--settings``). The rules (the
+engine, YAML) are imported only once a path is known to be inside a round directory
+under ``reviews/``. The hook never calls git and reads no config.md: the rules it
+reports (per-file, and the tag rules a single write can break) do not depend on it.
 """
 
 from __future__ import annotations
@@ -31,9 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from qrspi_guard.contract.diagnostics import Diagnostic
-
-#: tag rules that a single write can break, judged for the written file's tag only
-TAG_CAUSES = frozenset({"duplicate_finding_id", "clean_and_findings_coexist"})
 
 
 class Decision:
@@ -60,8 +59,10 @@ class Decision:
 
 
 def decide(payload: dict[str, Any], event: str | None = None,
-           runtime: str | None = None) -> Decision:
-    """Judge one tool call. Raises :class:`HookFailure` for the hook's own failures."""
+           runtime: str | None = None, settings_file: str | None = None) -> Decision:
+    """Judge one tool call (*settings_file*: ``--settings``, else the project
+    configuration found from each file written). Raises :class:`HookFailure` for the
+    hook's own failures."""
     call = resolve(payload, event, runtime)
     ev, rt = call.event, call.runtime
     if call.kind is None:
@@ -71,10 +72,11 @@ def decide(payload: dict[str, Any], event: str | None = None,
             return Decision("ignore", event=ev, runtime=rt)
         from qrspi_guard.hook.shell import decide_shell
 
-        return decide_shell(call)
+        return decide_shell(call, (settings_file, base_dir(call)))
     target = locate(call.file_path(), call.cwd)
     if target is None:
         return Decision("ignore", event=ev, runtime=rt)
+    ask = (settings_file, base_dir(call))
     if ev == "pre" and call.kind in PRE_KINDS and call.kind != WRITE:
         from qrspi_guard.hook.edits import proposed
 
@@ -82,16 +84,15 @@ def decide(payload: dict[str, Any], event: str | None = None,
         data = proposed(call, source, target.shown)
         if data is None:  # the edit would not apply: the tool refuses it, or post judges
             return Decision("allow", target=target, event=ev, runtime=rt)
-        diags = layout_diagnostics(target) if target.layout_problem else judge(target, data)
-    elif target.layout_problem:
-        diags = layout_diagnostics(target)
+        diags = _judged(target, data, ask)
+    elif target.nested or target.symlink:
+        diags = _judged(target, b"", ask)
     elif ev == "pre":
         _regular_or_absent(target)
-        diags = judge(target, _content(call))
+        diags = _judged(target, _content(call), ask)
     else:
         _regular_or_absent(target)
-        diags = judge(target, _read_for_name(target))
-    diags = _selected(diags, call)
+        diags = _judged(target, _read_for_name(target), ask)
     errors = [d for d in diags if d.level == "error"]
     if not errors:
         return Decision("allow", diagnostics=tuple(diags), target=target, event=ev, runtime=rt)
@@ -102,19 +103,52 @@ def decide(payload: dict[str, Any], event: str | None = None,
                     rt)
 
 
-def _selected(diags: list[Diagnostic], call: Call) -> list[Diagnostic]:
-    """The diagnostics the project configuration keeps (its select / ignore /
-    per-file-ignores, found from the call's working directory upward, as check finds
-    it). Nothing to filter costs nothing: a clean write never reads the file."""
-    if not diags:
-        return diags
+#: how the hook asks for its judge: (``--settings FILE`` or None, the payload's cwd)
+Ask = tuple["str | None", "str | None"]
+NO_ASK: Ask = (None, None)
+
+
+def _judged(target: Target, data: bytes, ask: Ask) -> list[Diagnostic]:
+    """The write's diagnostics: its layout's when it breaks the round's layout whatever
+    its content (a link, a subdirectory, a `round*` directory that is no round), else
+    :func:`judge`."""
+    if target.nested or target.symlink or (target.round is None
+                                           and not _suffixed(target.round_dir)):
+        return _selected(layout_diagnostics(target), target.path, ask)
+    return judge(target, data, ask)
+
+
+def _suffixed(round_dir: str) -> bool:
+    """`round-05-fanout/`: a round directory with a suffix, whose files are still judged
+    (generations.md §8) besides `bad_round_dir_name`."""
+    from qrspi_guard.contract.layout import suffixed_round_number
+
+    return suffixed_round_number(os.path.basename(round_dir)) is not None
+
+
+def _judge_for(path: str, ask: Ask) -> Any:
+    """The one judge for *path*: the project configuration found from it upward (or
+    ``--settings``, whose relative globs are relative to the payload's cwd), as ``check``
+    finds it. A configuration file that is wrong is the hook's failure."""
     from qrspi_guard.errors import ConfigFileError
-    from qrspi_guard.settings import apply_selection, selection_for
+    from qrspi_guard.judge import Judge
 
     try:
-        return apply_selection(diags, selection_for(call.cwd))
+        if ask[0] is None:  # found from the path upward: no command line to say
+            return Judge.for_path(path)
+        from qrspi_guard.settings import CommandLine
+
+        return Judge.for_path(path, CommandLine(settings_file=ask[0], workdir=ask[1]))
     except ConfigFileError as exc:
         raise HookFailure(str(exc)) from None
+
+
+def _selected(diags: list[Diagnostic], path: str, ask: Ask) -> list[Diagnostic]:
+    """*diags* the project configuration at *path* keeps (layout diagnostics, made
+    outside the judge). Nothing to filter costs nothing."""
+    if not diags:
+        return diags
+    return list(_judge_for(path, ask).selection.filter(diags))
 
 
 def _content(call: Call) -> bytes:
@@ -173,66 +207,59 @@ def layout_diagnostics(target: Target) -> list[Diagnostic]:
                  **where)]
 
 
-def judge(target: Target, data: bytes) -> list[Diagnostic]:
-    """Judge *data* as the round file at *target*, exactly as ``check`` would.
+def _mine(d: Diagnostic, name: str) -> bool:
+    """Said about the written file by a rule a write is judged by (the registry's
+    entry, file, sidecar and tag scopes; never a round's outcome), or the round
+    directory's own name that the write would use."""
+    from qrspi_guard.rules.registry import WRITE_CAUSES
 
-    Per-file rules for the file itself, plus the tag rules a single write can break
-    (a duplicate ``finding_id``, a clean sentinel beside findings, either way round),
-    counted only when this file's presence is what brings them.
+    return (d.file == name and d.cause in WRITE_CAUSES) or d.cause == "bad_round_dir_name"
+
+
+def judge(target: Target, data: bytes, ask: Ask = NO_ASK) -> list[Diagnostic]:
+    """Judge *data* as the round file at *target*, exactly as ``check`` would judge
+    the round with *data* at that path (an overlay), under the same project
+    configuration: the one judge's file scope (:meth:`Judge.files`: per-file and tag
+    rules, as for a round not complete yet). Kept: what is said about this file, plus
+    the tag rules a single write can break (``rules.registry.TAG_CAUSES``: a duplicate
+    ``finding_id``, a clean sentinel beside findings, either way round), counted only
+    when this file's presence brings them.
     """
-    from qrspi_guard.contract.layout import Kind, classify
-    from qrspi_guard.engine.discover import round_of_dir
-    from qrspi_guard.engine.entries import read_round
     from qrspi_guard.engine.results import sort_diagnostics
-    from qrspi_guard.records import replace
-    from qrspi_guard.rules.rounds import tag_rules
 
-    ref = round_of_dir(target.round_dir)
-    if ref is None:  # pragma: no cover - _position only returns round-NN directories
-        return []
+    judge_ = _judge_for(target.path, ask)
     name = target.name
-    files = read_round(ref, contents={name: data})
-    mine = [d for d in files.diags if d.file == name]
-    for report in files.reports:
-        if report.facts.name == name:
-            mine.extend(report.diagnostics)
-    fname = classify(name)
-    if fname.tag and fname.kind in (Kind.FINDING, Kind.CLEAN):
-        facts = _tag_facts(ref, files)
-        before = replace(facts, files=[f for f in facts.files if f.name != name])
+    said = judge_.files(target.round_dir, overlay={name: data})
+    if said is None:  # pragma: no cover - _judged only sends round directories
+        return _selected(layout_diagnostics(target), target.path, ask)
+    if not said:  # the common case: nothing to say, nothing more to look up
+        return []
+    mine = [d for d in said if _mine(d, name)]
+    from qrspi_guard.contract.layout import classify
+    from qrspi_guard.rules.registry import TAG_CAUSES
+
+    tag = classify(name).tag
+    others = [d for d in said
+              if d.cause in TAG_CAUSES and d.file != name and tag and d.tag == tag]
+    if others:
+        before = judge_.files(target.round_dir, overlay={name: None})
 
         def key(d: Diagnostic) -> tuple[str, str | None, str | None]:
             return d.cause, d.file, d.tag
 
-        existing = {key(d) for d in tag_rules(before)}
-        mine.extend(d for d in tag_rules(facts)
-                    if d.cause in TAG_CAUSES and d.tag == fname.tag and key(d) not in existing)
+        existing = {key(d) for d in before} if before is not None else set()
+        mine.extend(d for d in others if key(d) not in existing)
     return sort_diagnostics(mine)
 
 
-def judge_round(round_dir: str) -> list[Diagnostic]:
-    """Every reviewer-output file of a round as it is on disk: the per-file rules, the
-    round's entries (names, links, subdirectories) and the tag rules of
-    :data:`TAG_CAUSES`; never the round-completion rules."""
-    from qrspi_guard.engine.discover import round_of_dir
-    from qrspi_guard.engine.entries import read_round
-    from qrspi_guard.engine.results import sort_diagnostics
-    from qrspi_guard.rules.rounds import tag_rules
-
-    ref = round_of_dir(round_dir)
-    if ref is None:  # pragma: no cover - rounds_named only returns round-NN directories
+def judge_round(round_dir: str, ask: Ask = NO_ASK) -> list[Diagnostic]:
+    """Every reviewer-output file of a round as it is on disk, judged by the one judge
+    before the round is complete: what is said about each file (names, links,
+    subdirectories, per-file and tag rules) and the round's entry diagnostics; never
+    the round-completion rules."""
+    said = _judge_for(round_dir, ask).files(round_dir)
+    if said is None:  # pragma: no cover - rounds_named only returns round directories
         return []
-    files = read_round(ref)
-    diags = list(files.diags)
-    for report in files.reports:
-        diags.extend(report.diagnostics)
-    diags.extend(d for d in tag_rules(_tag_facts(ref, files)) if d.cause in TAG_CAUSES)
-    return sort_diagnostics(diags)
+    from qrspi_guard.rules.registry import WRITE_CAUSES
 
-
-def _tag_facts(ref: Any, files: Any) -> Any:
-    """The round facts the tag rules read (no round inputs: no marker, no results)."""
-    from qrspi_guard.rules.rounds import RoundFacts
-
-    return RoundFacts(ref.round_dir, ref.step, ref.round or 0, ref.is_task,
-                      [r.facts for r in files.reports], gen=files.gen, names=files.names)
+    return [d for d in said if d.cause in WRITE_CAUSES or d.cause == "bad_round_dir_name"]

@@ -21,24 +21,27 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, NoReturn
 
-#: option -> its choices (None: a flag)
+#: option -> its choices (None: a flag; (): any value)
 OPTIONS: dict[str, tuple[str, ...] | None] = {
     "--event": EVENTS, "--runtime": RUNTIMES, "--output-format": FORMATS,
-    "--fail-closed": None,
+    "--fail-closed": None, "--settings": (),
 }
 
 
 class Options:
     """The hook's command line, parsed."""
 
-    __slots__ = ("event", "runtime", "output_format", "fail_closed")
+    __slots__ = ("event", "runtime", "output_format", "fail_closed", "settings")
 
     def __init__(self, event: str | None = None, runtime: str | None = None,
-                 output_format: str = "text", fail_closed: bool = False) -> None:
+                 output_format: str = "text", fail_closed: bool = False,
+                 settings: str | None = None) -> None:
         self.event = event
         self.runtime = runtime
         self.output_format = output_format
         self.fail_closed = fail_closed
+        #: ``--settings FILE``: the project configuration, instead of the one found
+        self.settings = settings
 
 
 def parse(argv: list[str]) -> tuple[Options, str | None]:
@@ -67,7 +70,7 @@ def parse(argv: list[str]) -> tuple[Options, str | None]:
                 continue
             value = argv[i]
             i += 1
-        if value not in choices:
+        if choices and value not in choices:
             problem = problem or (f"invalid value for {name}: {value!r} is not one of "
                                   + ", ".join(repr(c) for c in choices))
             continue
@@ -104,7 +107,7 @@ def execute(opts: Options) -> NoReturn:
                         call.event))
         from qrspi_guard.hook.judging import decide
 
-        decision = decide(payload, opts.event, opts.runtime)
+        decision = decide(payload, opts.event, opts.runtime, opts.settings)
         if decision.blocks:
             from qrspi_guard.hook.respond import answer
 

@@ -20,7 +20,7 @@ from qrspi_guard.hook.where import MAX_SHELL_ROUNDS, Target, locate, rounds_name
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.contract.diagnostics import Diagnostic
-    from qrspi_guard.hook.judging import Decision
+    from qrspi_guard.hook.judging import Ask, Decision
 
 #: at most this many written files are judged for one command
 MAX_FILES = 256
@@ -30,9 +30,10 @@ def _key(call: Call, base: str, command: str) -> str:
     return "\0".join((call.runtime, base, command))
 
 
-def decide_shell(call: Call) -> Decision:
+def decide_shell(call: Call, ask: Ask) -> Decision:
     """Before the call: record the named rounds' state when the command's writes cannot
-    be read from it (never blocks). After it: judge what it wrote."""
+    be read from it (never blocks). After it: judge what it wrote, each file through
+    the one judge for its path (*ask*: ``--settings`` and the payload's cwd)."""
     from qrspi_guard.hook.judging import Decision
     from qrspi_guard.hook.shellwrites import changed, record, writes
 
@@ -49,7 +50,7 @@ def decide_shell(call: Call) -> Decision:
     if opaque:
         more = changed(_key(call, base, command))
         paths += [p for p in more or () if p not in paths]
-    groups = _judged(paths[:MAX_FILES], base, call)
+    groups = _judged(paths[:MAX_FILES], base, ask)
     every = [d for _, _, ds in groups for d in ds]
     if not groups:
         return ignore
@@ -63,7 +64,7 @@ def decide_shell(call: Call) -> Decision:
 
 
 def _judged(paths: list[str], base: str,
-            call: Call) -> list[tuple[str, str, list[Diagnostic]]]:
+            ask: Ask) -> list[tuple[str, str, list[Diagnostic]]]:
     """(round directory, step, diagnostics of the written files) per round written."""
     from qrspi_guard.hook.judging import _selected, judge, layout_diagnostics
 
@@ -79,13 +80,13 @@ def _judged(paths: list[str], base: str,
             data = _read(target)
             if data is None:
                 continue  # removed again, or not a file: nothing of it to judge
-            diags, round_dir, step = judge(target, data), target.round_dir, target.step
+            diags, round_dir, step = judge(target, data, ask), target.round_dir, target.step
         if round_dir is None:
             continue
         if round_dir not in by_round and len(by_round) >= MAX_SHELL_ROUNDS:
             break
         by_round.setdefault(round_dir, (step, []))[1].extend(diags)
-    return [(r, s, _selected(ds, call)) for r, (s, ds) in by_round.items()]
+    return [(r, s, _selected(ds, r, ask)) for r, (s, ds) in by_round.items()]
 
 
 def _as_entry(target: Target) -> Target:

@@ -73,7 +73,7 @@ def _round_at(parts: list[str]) -> tuple[int, str, bool] | None:
     split path, or None. Imports the layout grammar only for a path under `reviews`."""
     if REVIEWS not in parts:
         return None
-    from qrspi_guard.contract.layout import STEPS, TASK_DIR_RE, TASKS_DIR
+    from qrspi_guard.contract.layout import SKIPPED_DIRS, STEPS, TASK_DIR_RE, TASKS_DIR
 
     for i, part in enumerate(parts):
         if part != REVIEWS:
@@ -84,6 +84,9 @@ def _round_at(parts: list[str]) -> tuple[int, str, bool] | None:
         if (len(below) >= 3 and below[0] == TASKS_DIR and TASK_DIR_RE.fullmatch(below[1])
                 and below[2].startswith("round")):
             return i + 3, below[1], True
+        if (len(below) >= 2 and below[0] not in SKIPPED_DIRS and below[0] != TASKS_DIR
+                and below[0] and not below[0].startswith(".") and below[1].startswith("round")):
+            return i + 2, below[0], False  # a step of unknown name: check judges its rounds
     return None
 
 

@@ -2,8 +2,8 @@
 
 :func:`count_round` reads a round the way ``verifier-fan-in.sh`` does (its glob, the
 first ``change_type:`` and ``score:`` lines, through the readers ``check``'s recount
-uses: :func:`qrspi_guard.rules.files.fanin_change_type`,
-:func:`~qrspi_guard.rules.files.fanin_score_of`,
+uses: :func:`qrspi_guard.rules.filejudge.fanin_change_type`,
+:func:`~qrspi_guard.rules.filejudge.fanin_score_of`,
 :func:`~qrspi_guard.rules.verifier.fanin_recount`), so ``check`` agrees with what is
 written. :func:`plan_fan_in` adds the judge's errors on the round (loop.md "fan-in"):
 halts under ``--halt-on all``, ``guard_errors`` under ``--halt-on upstream``, with a
@@ -26,7 +26,7 @@ from qrspi_guard.contract.layout import is_fanin_finding_glob
 from qrspi_guard.errors import UnreadablePath
 from qrspi_guard.parse.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.records import field, record
-from qrspi_guard.rules.files import FAN_IN_SUFFIX, fanin_change_type, fanin_score_of
+from qrspi_guard.rules.filejudge import FAN_IN_SUFFIX, fanin_change_type, fanin_score_of
 from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines
 from qrspi_guard.rules.verifier import GlobFinding, fanin_recount
 

@@ -26,13 +26,15 @@ from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, fails, visible
 from qrspi_guard.output.text import line
 from qrspi_guard.records import record
+from qrspi_guard.rules.registry import UNJUDGED
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult, RoundResult
 
-#: causes that mean the guard could not judge the file at all: a JUnit `<error>`
-ERROR_CAUSES = frozenset({"unreadable_file", "unreadable_dir"})
+#: causes that mean the guard could not judge the file at all: a JUnit `<error>` (the
+#: rule registry's unjudged rules)
+ERROR_CAUSES = UNJUDGED
 #: characters outside XML 1.0's `Char` production
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MIN_TIME = 0.001

@@ -1,6 +1,6 @@
 """config.md's rules (round-contract §7): the run's settings from its text, read with
 the shell readers' hazards (keys after the closing fence, inline comments). Pure: the
-engine reads the file (:mod:`qrspi_guard.engine.runconfig`) and hands the bytes in."""
+engine reads the file (:mod:`qrspi_guard.engine.configs`) and hands the bytes in."""
 
 from __future__ import annotations
 

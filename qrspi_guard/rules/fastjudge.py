@@ -1,7 +1,7 @@
 """Accept a valid finding, clean sentinel or fan-in sidecar without building messages.
 
 :func:`fast_report` answers only when it is certain that
-:func:`qrspi_guard.rules.files.judge_file` would find nothing wrong with the file, and
+:func:`qrspi_guard.rules.filejudge.judge_file` would find nothing wrong with the file, and
 then returns the same facts; in every other case it returns ``None`` and the caller
 runs ``judge_file``. Its patterns are derived from the place's contract value
 (:func:`patterns`), never restated: a narrowed enum narrows them too.
@@ -23,7 +23,7 @@ from qrspi_guard.parse import fastparse, yamlscalar
 from qrspi_guard.parse.frontmatter import BOM, split
 from qrspi_guard.records import record
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
-from qrspi_guard.rules.files import fanin_change_type, judge_file
+from qrspi_guard.rules.filejudge import fanin_change_type, judge_file
 from qrspi_guard.rules.finding import (
     artifact_names,
     has_message,

@@ -1,7 +1,7 @@
 """The round's inputs besides reviewer output, interpreted (generations.md §3-§5): the
 verifier-disabled marker, round-NN-verified.md, the fan-in's audit and kept list, a
 task round's dispatch manifest, the commit anchor and the scope set. Pure: the engine
-reads them (:mod:`qrspi_guard.engine.inputs`) and hands the bytes in."""
+reads them (:mod:`qrspi_guard.engine.roundinputs`) and hands the bytes in."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 
 from qrspi_guard.contract.diagnostics import Diagnostic, diag
 from qrspi_guard.contract.generations import Generation
-from qrspi_guard.contract.layout import RoundRef, verifier_disabled_name
+from qrspi_guard.contract.layout import RoundRef, side_file_name, verifier_disabled_name
 from qrspi_guard.parse.reader import ReadFailure
 from qrspi_guard.records import field, record
 from qrspi_guard.rules import bookkeeping as bk
@@ -64,7 +64,7 @@ def interpret(ref: RoundRef, gen: Generation, inputs: RoundInputs) -> Interprete
         return {"path": path, "file": name, "step": ref.step, "round": n}
 
     def side_name(suffix: str) -> str:
-        return f"round-{n:02d}{suffix}" if n is not None else suffix
+        return side_file_name(n, suffix) if n is not None else suffix
 
     # the verifier-disabled marker, inside or beside (generations.md §5)
     for data, beside in ((inputs.marker_inside, False), (inputs.marker_beside, True)):

@@ -6,10 +6,12 @@ causes left out for the paths they match. Layers are applied in order (the proje
 configuration file, then the command line): a layer's ``select`` starts over, its
 ``extend-select`` adds, its ``ignore`` removes. Every cause is on by default.
 
-:func:`apply_selection` is the one function ``check``, ``watch`` and ``hook`` call: it
-leaves out the diagnostics of causes that are off and recomputes each round's status,
-so an ignored cause is never reported in any format or status file. Pure: no I/O
-beyond ``os.path.abspath``, no click.
+A :class:`Selection` is what the one judge (:class:`qrspi_guard.judge.Judge`) hands the
+engine as its ``keep``: the engine leaves out the diagnostics of causes that are off
+where it makes them, and decides each round's status once, after, so an ignored cause
+is never reported in any format or status file. :func:`apply_selection` does the same
+to a result already made (embedders). Pure: no I/O beyond ``os.path.abspath``, no
+click.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from qrspi_guard.contract.diagnostics import Diagnostic, diag
 from qrspi_guard.contract.layout import Kind, RoundRef, classify
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import Place
-from qrspi_guard.rules.files import judge_file
+from qrspi_guard.rules.filejudge import judge_file
 from qrspi_guard.rules.rounds import RoundFacts, tag_rules
 from qrspi_guard.split.grammar import (
     InputKind,

@@ -1,5 +1,5 @@
 """split's commit record and its reserved hidden names (the names themselves are in
-:mod:`qrspi_guard.contract.layout`, `split_incomplete` in :mod:`qrspi_guard.rules.residue`).
+:mod:`qrspi_guard.contract.layout`, `split_incomplete` in :mod:`qrspi_guard.rules.splitresidue`).
 
 Every file split creates before its commit is complete is named
 ``.qrspi-split.<id>.<role>`` in the round directory (``<id>``: 12 hex digits, one per

@@ -8,5 +8,6 @@
 - :mod:`.publish` writes status files (a failed write is retried until it succeeds)
   and status and events lines (streams that may fail: said once, never fatal).
 - :mod:`.links` judges a round a symbolic link stands in place of as ``check`` does.
-- :mod:`.loop` runs it all: start-up scan, incremental work, reconcile scans, output.
+- :mod:`.loop` runs it all: start-up scan, incremental work, reconcile scans, output
+  (its :mod:`.options`); :mod:`.lines` words its status lines.
 """

@@ -1,10 +1,11 @@
-"""One round's per-file reports, each made once per version of a settled file.
+"""One round's per-file verdicts, each made once per version of a settled file.
 
-Each entry is judged by :func:`qrspi_guard.engine.judge_entry`, as ``check`` judges it;
-what this adds is the cache: each entry's verdict is kept by its ``lstat`` signature,
-so a file is parsed once per version however many events it causes, and files not
-settled yet are left out.
-The round rules then run over the kept reports (:func:`engine.round_result`).
+A cache, not a judge: each entry is judged by :func:`qrspi_guard.engine.judge_entry`,
+as ``check`` judges it, and its verdict is kept by its ``lstat`` signature, so a file
+is parsed once per version however many events it causes. A round is judged by the
+one judge (:meth:`qrspi_guard.judge.Judge.judge`), whose entry loop asks this cache for
+each entry (:class:`qrspi_guard.engine.entries.EntryCache`) and leaves out files not
+settled yet: a round that cannot be listed is ``unreadable_dir``, as in ``check``.
 """
 
 from __future__ import annotations
@@ -12,19 +13,23 @@ from __future__ import annotations
 import os
 import stat
 
-from qrspi_guard.contract.diagnostics import Diagnostic, diag
+from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.generations import Generation
-from qrspi_guard.contract.layout import RoundRef, classify, is_split_residue, is_watch_temp
+from qrspi_guard.contract.layout import (
+    FileName,
+    RoundRef,
+    classify,
+    is_split_residue,
+    is_watch_temp,
+)
 from qrspi_guard.contract.runconfig import Overrides, RunConfig
-from qrspi_guard.engine.entries import Context, judge_entry, place_of
+from qrspi_guard.engine.entries import Context, RoundFiles, judge_entry, place_of
 from qrspi_guard.engine.generation import evidence
 from qrspi_guard.engine.results import RoundResult
-from qrspi_guard.engine.roundlock import split_lock_held
-from qrspi_guard.engine.rounds import round_result
+from qrspi_guard.engine.roundverdict import evaluate_round
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileReport, Place
-from qrspi_guard.rules.residue import residue_diagnostics
 
 Sig = tuple[int, int, int, int]  #: (inode, size, mtime_ns, ctime_ns)
 
@@ -62,6 +67,9 @@ class RoundJudge:
         #: the round's own generation evidence at the last evaluation (rules 1-2; None:
         #: none, its generation is its run's majority)
         self.evidence: str | None = None
+        self._exclude: set[str] = set()
+        #: entries on disk never judged, found by the last judgement
+        self.unseen: list[str] = []
 
     def place(self) -> tuple[Place, set[str], frozenset[str], Generation]:
         """How the round's files are judged now: its generation (from every entry name,
@@ -124,53 +132,45 @@ class RoundJudge:
         self.residue = [n for n in names if is_split_residue(n)]  # split_incomplete
         return sorted(n for n in names if not ignored(n))
 
-    def evaluate(self, run: RunConfig, overrides: Overrides, complete: bool,
-                 exclude: set[str] | None = None,
-                 names: list[str] | None = None) -> tuple[RoundResult, list[str]]:
-        """The round's result over its judged entries, leaving out *exclude* (files
-        not settled yet). Also returns the entries on disk that were never judged
-        (their events were missed): the caller settles them first."""
-        exclude = exclude or set()
-        place, all_names, beside, gen = self.place()
-        decided = evidence(all_names, beside)
-        self.evidence = decided.name if decided is not None else None
-        under = (gen.name, place.fanin_fields)
-        if names is None:
-            names = self.listing()
-        entry_diags: list[Diagnostic] = []
-        if names is None:
-            entry_diags.append(diag("unreadable_file", "round directory cannot be listed",
-                                    path=self.ref.round_dir, step=self.ref.step,
-                                    round=self.ref.round))
-            names = []
-        # split's reserved residue: `split_incomplete` while no split holds the lock
-        if self.residue and not split_lock_held(self.ref.round_dir):
-            entry_diags.extend(residue_diagnostics(self.ref.round_dir, self.residue,
-                                                   self.ref.step, self.ref.round))
-        present = set(names)
-        for gone in [n for n in self.verdicts if n not in present]:
+    # -- the cache the engine's entry loop asks (engine.entries.EntryCache) ---------------
+    def verdict(self, name: str, fname: FileName, place: Place
+                ) -> tuple[FileReport | None, Diagnostic | None] | None:
+        """The kept verdict of entry *name*, judged again when the round's generation
+        changed; None for a file not settled yet, or never judged (then it is noted in
+        :attr:`unseen`: its events were missed, the caller settles it first)."""
+        if name in self._exclude:
+            return None
+        v = self.verdicts.get(name)
+        if v is None:
+            self.unseen.append(name)
+            return None
+        if v.under != (place.gen.name, place.fanin_fields):
+            try:
+                st = os.lstat(self._path(name))
+            except OSError:
+                return None
+            v = self.verdicts[name] = self._verdict(name, st, signature(st), place)
+        return v.report, v.diags[0] if v.diags else None
+
+    def listed(self, files: RoundFiles) -> None:
+        """After a judgement: verdicts of entries gone are dropped, the round's own
+        generation evidence noted."""
+        for gone in [n for n in self.verdicts if n not in files.names]:
             del self.verdicts[gone]
-        reports: list[FileReport] = []
-        unseen: list[str] = []
-        count = 0
-        for name in names:
-            if name in exclude:
-                continue
-            v = self.verdicts.get(name)
-            if v is None:
-                unseen.append(name)
-                continue
-            if v.under != under:  # the round's generation changed: judge it again
-                try:
-                    st = os.lstat(self._path(name))
-                except OSError:
-                    continue
-                v = self.verdicts[name] = self._verdict(name, st, signature(st), place)
-            count += 1
-            entry_diags.extend(v.diags)
-            if v.report is not None:
-                reports.append(v.report)
-        result = round_result(self.ref, run, overrides, reports, entry_diags, count,
-                              complete=complete, ctx=self.ctx, gen=gen, names=all_names,
-                              beside=beside)
-        return result, unseen
+        decided = evidence(files.names, files.beside)
+        self.evidence = decided.name if decided is not None else None
+
+    def begin(self, exclude: set[str] | None = None) -> RoundJudge:
+        """Ready for one judgement leaving out *exclude* (files not settled yet)."""
+        self._exclude = exclude or set()
+        self.unseen = []
+        return self
+
+    def evaluate(self, run: RunConfig, overrides: Overrides, complete: bool,
+                 exclude: set[str] | None = None) -> tuple[RoundResult, list[str]]:
+        """The round's result over its judged entries, leaving out *exclude*, and the
+        entries on disk never judged (:meth:`verdict`). Commands judge through
+        :meth:`qrspi_guard.judge.Judge.judge` with ``cache=judge.begin(exclude)``."""
+        result = evaluate_round(self.ref, run, overrides, complete, True, self.ctx,
+                                cache=self.begin(exclude))
+        return result, list(self.unseen)

@@ -22,7 +22,7 @@ from qrspi_guard.engine import RoundResult
 from qrspi_guard.engine.discover import round_of_dir, with_step
 from qrspi_guard.records import record
 from qrspi_guard.settings.selection import Selection, apply_selection
-from qrspi_guard.watch.configs import RunConfigs, run_key
+from qrspi_guard.watch.configs import WatchedConfigs
 from qrspi_guard.watch.publish import RoundOutput
 
 CAUSE = "symlink_in_round_dir"
@@ -78,7 +78,7 @@ class LinkedRounds:
     def __init__(self) -> None:
         self.outputs: dict[str, RoundOutput] = {}
 
-    def publish(self, linked: dict[str, Linked], configs: RunConfigs, selection: Selection,
+    def publish(self, linked: dict[str, Linked], configs: WatchedConfigs, selection: Selection,
                 publish: Callable[[RoundOutput, RoundResult], None]) -> None:
         """Publish each linked round's `halt` (once per change: the publisher compares
         with what it last wrote and showed); forget rounds no longer linked (a real
@@ -90,5 +90,4 @@ class LinkedRounds:
             if out is None:
                 out = self.outputs[key] = output_for(item)
             configs.track(item.ref)
-            run = configs.runs[run_key(item.ref)]
-            publish(out, apply_selection(halt(item, run), selection))
+            publish(out, apply_selection(halt(item, configs.of(item.ref)), selection))

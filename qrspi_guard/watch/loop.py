@@ -34,14 +34,15 @@ from qrspi_guard.engine import RoundResult
 from qrspi_guard.engine.discover import discover_dir, with_step
 from qrspi_guard.engine.entries import Context
 from qrspi_guard.engine.sides import SideFiles
+from qrspi_guard.judge import Judge
 from qrspi_guard.output.status import without_timestamp, write_atomic
-from qrspi_guard.records import record
-from qrspi_guard.settings.selection import DEFAULT, Selection, apply_selection
+from qrspi_guard.settings.selection import DEFAULT, Selection
 from qrspi_guard.textsafe import one_line
-from qrspi_guard.watch.configs import RunConfigs, run_key
+from qrspi_guard.watch.configs import WatchedConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
 from qrspi_guard.watch.judge import RoundJudge, ignored
 from qrspi_guard.watch.links import LinkedRounds, linked_rounds
+from qrspi_guard.watch.options import Options
 from qrspi_guard.watch.policy import Policy, Probe, lease_probe, peek_frontmatter_closed
 from qrspi_guard.watch.publish import (
     LineSink,
@@ -56,16 +57,6 @@ from qrspi_guard.watch.registry import Registry, Tracked
 _CONFIG_OWNER = "config:"
 #: the longest single wait for events (a bound far below threading.TIMEOUT_MAX)
 MAX_WAIT = 3600.0
-
-
-@record
-class Options:
-    settle: float = 2.0
-    rescan: float = 30.0
-    quiet: float = 0.5
-    fmt: str = "text"  #: "text" or "json"
-    events_file: str | None = None
-    retry: float = 1.0  #: how often a status file that could not be written is retried
 
 
 class RootGone(Exception):
@@ -92,14 +83,14 @@ class Watcher:
                  probe: Callable[[str], Probe] = lease_probe,
                  peek: Callable[[str], bool] = peek_frontmatter_closed,
                  write: Callable[[str, bytes], None] = write_atomic,
-                 selection: Selection = DEFAULT,
+                 selection: Selection = DEFAULT, judge: Judge | None = None,
                  on_result: Callable[[RoundResult, float | None], None] | None = None) -> None:
         self.on_result = on_result
         self.root = os.path.abspath(root)
         self.display_root = root
-        self.overrides = overrides
-        #: which causes are reported (--select/--ignore, the project configuration)
-        self.selection = selection
+        #: the one judge every round is judged by (the settings found from ROOT)
+        self.judge = judge or Judge.using(overrides, selection)
+        self.overrides = self.judge.overrides
         self.source = source
         self.opt = options or Options()
         self.out = out
@@ -112,10 +103,10 @@ class Watcher:
                              polling=polling, poll_interval=getattr(source, "poll_interval", 0.5))
         self.registry = Registry()
         self.rounds = self.registry.rounds  #: round dir (absolute) -> tracked round
-        self.configs = RunConfigs(overrides)
         #: judging context shared by every round: the generation resolver remembers each
         #: run's majority until a round's evidence changes (generations.md §6)
-        self.ctx = Context(overrides, SideFiles(cache=True))  # forgotten on change
+        self.ctx = Context(self.overrides, SideFiles(cache=True))  # forgotten on change
+        self.configs = WatchedConfigs(self.overrides, self.ctx.sides)
         self.side_sigs: dict[str, Any] = {}  #: reconcile snapshot of side files and configs
         #: files judged in rounds no longer tracked (their judges are gone)
         self.dropped_parses = 0
@@ -248,7 +239,8 @@ class Watcher:
                                self.overrides.step)
         for key in [k for k in self.rounds if k not in found]:
             self._drop(key)
-        self._links.publish(linked, self.configs, self.selection, self.publisher.publish)
+        self._links.publish(linked, self.configs, self.judge.selection,
+                            self.publisher.publish)
         new = [k for k in found if k not in self.rounds]
         for key in sorted(new):
             self._track(key, found[key])
@@ -411,8 +403,10 @@ class Watcher:
         t.out.quiet = self.opt.settle if complete and not evident else None
         exclude = {os.path.basename(p) for p in self.policy.unsettled(key)}
         before = t.judge.evidence
-        config = self.configs.of(t.ref, t.run_key, self.ctx.sides)
-        result, unseen = t.judge.evaluate(config, self.overrides, complete, exclude)
+        config = self.configs.of(t.ref)
+        result = self.judge.judge(t.ref, run=config, ctx=self.ctx, complete=complete,
+                                  cache=t.judge.begin(exclude), ignore_temp=True)
+        unseen = t.judge.unseen
         if t.judge.evidence != before:
             self._majority_may_change(key, t)
         if unseen:
@@ -420,7 +414,7 @@ class Watcher:
                 self.policy.file_event(os.path.join(key, name), key, EventKind.CREATED)
             self.policy.mark_dirty(key)
             return True
-        self._publish(t, apply_selection(result, self.selection))
+        self._publish(t, result)
         return False
 
     def _majority_may_change(self, key: str, t: Tracked) -> None:

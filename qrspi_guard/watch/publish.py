@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 from qrspi_guard.engine import RoundResult
+from qrspi_guard.output.files import TEMP_PREFIX, TEMP_SUFFIX
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
@@ -73,9 +74,9 @@ def read_previous(path: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-#: status.write_atomic's temp names, and how old one must be to count as left behind by
-#: a writer that was killed (a live writer renames its temp file within milliseconds)
-TEMP_PREFIX, TEMP_SUFFIX = ".guard-", ".tmp"
+#: how old one of status.write_atomic's temp names (output.files' TEMP_PREFIX and
+#: TEMP_SUFFIX) must be to count as left behind by a writer that was killed (a live
+#: writer renames its temp file within milliseconds)
 STALE_TEMP_AGE = 60.0
 
 

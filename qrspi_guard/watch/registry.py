@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard.contract.layout import RoundRef, round_side_file, verified_file_name
+from qrspi_guard.contract.layout import (
+    VERIFIED_SUFFIX,
+    RoundRef,
+    round_side_file,
+    side_file_name,
+    verified_file_name,
+)
 from qrspi_guard.records import record
 from qrspi_guard.watch.judge import RoundJudge
 from qrspi_guard.watch.publish import RoundOutput
 
-#: files beside a round whose change bears on it
-SIDE_SUFFIXES = ("-verified.md", "-verifier-disabled.md", "-commit.txt", "-scope-set.txt")
+#: files beside a round whose change bears on it (the verified file first)
+SIDE_SUFFIXES = (VERIFIED_SUFFIX, "-verifier-disabled.md", "-commit.txt", "-scope-set.txt")
 
 
 @record
@@ -44,8 +50,7 @@ class Tracked:
         return os.path.join(self.ref.step_dir, verified_file_name(self.number))
 
     def side_files(self) -> list[str]:
-        n = self.ref.round
-        return [os.path.join(self.ref.step_dir, f"round-{n:02d}{suffix}")
+        return [os.path.join(self.ref.step_dir, side_file_name(self.number, suffix))
                 for suffix in SIDE_SUFFIXES]
 
 

@@ -1,16 +1,17 @@
 """One round's verdict: its judged files, its inputs and the round rules, assembled.
 
-:func:`evaluate_round` is the unit ``check`` runs per round and ``watch`` re-runs when
-a round changes; :func:`round_result` is the round-level half over files already
-judged (``watch`` keeps one report per settled file). All reading is done by
-:mod:`.entries` and :mod:`.inputs` before any rule runs.
+:func:`evaluate_round` is the one unit every verdict comes from (through
+:class:`qrspi_guard.judge.Judge`): ``check`` runs it per round, ``watch`` re-runs it
+when a round changes (with its cache of settled files' verdicts), the hook with the
+content about to be written as an overlay. All reading is done by :mod:`.entries` and
+:mod:`.inputs` before any rule runs.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
-from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.generations import Generation
 from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.contract.matrix import (
@@ -20,12 +21,11 @@ from qrspi_guard.contract.matrix import (
     with_extra,
 )
 from qrspi_guard.contract.runconfig import Overrides, RunConfig
-from qrspi_guard.engine.entries import Context, RoundFiles, read_round
-from qrspi_guard.engine.inputs import read_inputs
-from qrspi_guard.engine.results import RoundResult, sort_diagnostics
-from qrspi_guard.engine.sides import SideFiles
+from qrspi_guard.engine.entries import Context, EntryCache, RoundFiles, read_round
+from qrspi_guard.engine.results import Keep, RoundResult, kept, sort_diagnostics
+from qrspi_guard.engine.roundinputs import read_inputs
 from qrspi_guard.records import replace
-from qrspi_guard.rules.facts import FileFacts, FileReport
+from qrspi_guard.rules.facts import FileFacts
 from qrspi_guard.rules.inputs import Interpreted, interpret
 from qrspi_guard.rules.placement import off_route, round_from_findings, suffixed_dir
 from qrspi_guard.rules.rounds import RoundFacts, awaited, completion_rules, tag_rules
@@ -33,34 +33,19 @@ from qrspi_guard.rules.rounds import RoundFacts, awaited, completion_rules, tag_
 
 def evaluate_round(ref: RoundRef, run: RunConfig, overrides: Overrides,
                    complete: bool = True, ignore_temp: bool = False,
-                   ctx: Context | None = None) -> RoundResult:
-    """Every rule for one round. *complete* False applies the per-file and tag rules
-    only (``watch`` before the round settles); *ignore_temp* is ``watch`` mode."""
+                   ctx: Context | None = None, *,
+                   overlay: Mapping[str, bytes | None] | None = None,
+                   cache: EntryCache | None = None, keep: Keep | None = None) -> RoundResult:
+    """Every rule for one round: the one function a verdict comes from.
+
+    *complete* False applies the per-file and tag rules only (``watch`` before the round
+    settles, the hook); *ignore_temp* is ``watch`` mode; *overlay* stands in for bytes
+    not on disk yet (the hook, ``--stdin-filename``); *cache* gives entries' verdicts
+    kept since the last event (``watch``); *keep* is the rule selection, applied before
+    the status is decided."""
     ctx = ctx or Context(overrides)
-    files = read_round(ref, ctx, ignore_temp=ignore_temp)
-    return assemble(ref, run, ctx, files, complete)
-
-
-def round_result(ref: RoundRef, run: RunConfig, overrides: Overrides,
-                 reports: list[FileReport], entry_diags: list[Diagnostic], count: int,
-                 complete: bool = True, *, ctx: Context | None = None,
-                 gen: Generation | None = None, names: set[str] | None = None,
-                 beside: frozenset[str] | None = None) -> RoundResult:
-    """The round-level half of :func:`evaluate_round`, over per-file reports already
-    made (``watch``); the generation, names and side files are found when not given."""
-    if ctx is None or ctx.overrides != overrides:
-        keep = ctx is not None and ctx.overrides.protocol == overrides.protocol
-        ctx = Context(overrides, ctx.sides if ctx is not None else SideFiles(),
-                      ctx.resolver if keep and ctx is not None else None)
-    if names is None:
-        names = _names(ref.round_dir) or {r.facts.name for r in reports}
-    if beside is None:
-        beside = ctx.sides.beside(ref.step_dir, ref.round)
-    if gen is None:
-        assert ctx.resolver is not None
-        gen = ctx.resolver.of(ref, names, beside)
-    files = RoundFiles(reports, entry_diags, count, gen, names, beside)
-    return assemble(ref, run, ctx, files, complete)
+    files = read_round(ref, ctx, overlay, ignore_temp, cache)
+    return assemble(ref, run, ctx, files, complete, keep)
 
 
 def _names(round_dir: str) -> set[str]:
@@ -71,8 +56,9 @@ def _names(round_dir: str) -> set[str]:
 
 
 def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
-             complete: bool) -> RoundResult:
-    """The round rules over judged files and the round's inputs."""
+             complete: bool, keep: Keep | None = None) -> RoundResult:
+    """The round rules over judged files and the round's inputs; what *keep* leaves out
+    is dropped, then the status is decided (once)."""
     overrides = ctx.overrides
     inputs = read_inputs(ref, files.gen, files.names, files.beside, ctx.sides)
     diags = list(files.diags)
@@ -103,7 +89,11 @@ def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
     route = off_route(ref, run)
     if route is not None:
         diags.append(route)
-    result.diagnostics = sort_diagnostics(diags)
+    result.diagnostics = kept(sort_diagnostics(diags), keep)
+    if keep is not None and run.diagnostics:  # (check's RunConfigs filters them already)
+        run_diags = kept(run.diagnostics, keep)
+        if len(run_diags) != len(run.diagnostics):
+            result.run = replace(run, diagnostics=run_diags)
     if any(d.level == "error" for d in result.all_diagnostics):
         result.status = "halt"
     elif not complete:

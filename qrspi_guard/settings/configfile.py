@@ -1,12 +1,13 @@
 """The project configuration file: found, read and checked (no click).
 
 ``.qrspi-guard.toml`` (keys at top level, as in ``ruff.toml``) or ``pyproject.toml``
-with a ``[tool.qrspi-guard]`` table, looked for from the working directory upward,
-stopping at the repository root (the directory holding ``.git``), or at the filesystem
-root outside git. In one directory ``.qrspi-guard.toml`` wins; a ``pyproject.toml``
-without the table is passed over. A file that does not parse, a key that is not known,
-or a value of the wrong kind is a :class:`~qrspi_guard.errors.ConfigFileError` naming
-the file, the line and the key.
+with a ``[tool.qrspi-guard]`` table, looked for from each judged path upward (as ruff
+finds its own, not from the working directory), stopping at the repository root (the
+directory holding ``.git``), or at the filesystem root outside git. In one directory
+``.qrspi-guard.toml`` wins; a ``pyproject.toml`` without the table is passed over.
+``--settings FILE`` names the file instead (:func:`load_named`). A file that does not
+parse, a key that is not known, or a value of the wrong kind is a
+:class:`~qrspi_guard.errors.ConfigFileError` naming the file, the line and the key.
 """
 
 from __future__ import annotations
@@ -19,24 +20,11 @@ from typing import Any
 from qrspi_guard.errors import ConfigFileError
 from qrspi_guard.parse.capped import FILE_CAP, read_prefix
 from qrspi_guard.records import field, record
+from qrspi_guard.settings.commandline import CommandLine
+from qrspi_guard.settings.locate import PYPROJECT, present
 from qrspi_guard.textsafe import one_line
 
-OWN_FILE = ".qrspi-guard.toml"
-PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "qrspi-guard")
-#: every key the file may hold, and what its value must be
-KEYS: dict[str, str] = {
-    "select": "a list of cause names",
-    "ignore": "a list of cause names",
-    "extend-select": "a list of cause names",
-    "per-file-ignores": "a table of glob -> list of cause names",
-    "strict": "true or false",
-    "format": "one of the check formats",
-    "protocol": "auto, apply-fix or fan-in",
-    "extra-expected-tags": "a table of step -> list of reviewer tags",
-    "thresholds": "a table with style, clarity and correctness scores (0..100)",
-    "baseline": "a baseline file, relative to this file's directory (check only)",
-}
 #: the largest configuration file read (a config is a few hundred bytes)
 MAX_BYTES = FILE_CAP
 
@@ -85,26 +73,6 @@ def _toml() -> Any:
     return tomllib
 
 
-def _git_root_at(directory: str) -> bool:
-    return os.path.lexists(os.path.join(directory, ".git"))
-
-
-def candidates(start: str) -> list[str]:
-    """The directories searched, nearest first: *start* and each parent up to the git
-    root (inclusive), or up to the filesystem root outside git."""
-    here = os.path.abspath(start)
-    out = []
-    d = here
-    while True:
-        out.append(d)
-        if _git_root_at(d):
-            return out
-        parent = os.path.dirname(d)
-        if parent == d:
-            return out
-        d = parent
-
-
 def _read(path: str) -> str | None:
     """A candidate's text; None when it is not a readable regular file."""
     import stat
@@ -133,17 +101,19 @@ def _read(path: str) -> str | None:
 
 #: `[tool.qrspi-guard]`, `[tool."qrspi-guard".x]`, `tool.qrspi-guard.x = ...`; or, under a
 #: `[tool]` table, `qrspi-guard = {...}` / `qrspi-guard.x = ...`
-_TOOL_DOTTED = re.compile(r"""tool\s*\.\s*["']?qrspi-guard""")
-_TOOL_TABLE = re.compile(r"""^\s*\[\s*tool\s*\]""", re.M)
-_BARE_KEY = re.compile(r"""^\s*["']?qrspi-guard["']?\s*[.=]""", re.M)
+#: (patterns as text, compiled on first use by `re`'s own cache: a run that finds no
+#: configuration file, as most hook calls do, never compiles them)
+_TOOL_DOTTED = r"""tool\s*\.\s*["']?qrspi-guard"""
+_TOOL_TABLE = r"""(?m)^\s*\[\s*tool\s*\]"""
+_BARE_KEY = r"""(?m)^\s*["']?qrspi-guard["']?\s*[.=]"""
 
 
 def _may_hold_table(text: str) -> bool:
     """Whether a pyproject.toml can hold the table (a cheap look before parsing it)."""
-    return bool(_TOOL_DOTTED.search(text)
-                or (_TOOL_TABLE.search(text) and _BARE_KEY.search(text)))
-_KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=""")
-_HEADER = re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+    return bool(re.search(_TOOL_DOTTED, text)
+                or (re.search(_TOOL_TABLE, text) and re.search(_BARE_KEY, text)))
+_KEY_LINE = r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*="""
+_HEADER = r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
 
 
 def _split_dotted(name: str) -> tuple[str, ...]:
@@ -155,13 +125,13 @@ def _key_lines(text: str, table: tuple[str, ...]) -> dict[str, int]:
     out: dict[str, int] = {}
     current: tuple[str, ...] = ()
     for number, line in enumerate(text.split("\n"), start=1):
-        header = _HEADER.match(line)
+        header = re.match(_HEADER, line)
         if header:
             current = _split_dotted(header.group(1))
             if current[:len(table)] == table and len(current) > len(table):
                 out.setdefault(current[len(table)], number)
             continue
-        m = _KEY_LINE.match(line)
+        m = re.match(_KEY_LINE, line)
         if m:
             name = _split_dotted(m.group(1) or m.group(2) or m.group(3))
             full = current + name
@@ -194,7 +164,7 @@ def _parse(path: str, text: str) -> dict[str, Any]:
         key = ""
         lines = text.split("\n")
         if 0 < line <= len(lines):
-            km = _KEY_LINE.match(lines[line - 1])
+            km = re.match(_KEY_LINE, lines[line - 1])
             if km:
                 key = f" (key {(km.group(1) or km.group(2) or km.group(3))!r})"
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
@@ -226,6 +196,8 @@ def load(path: str) -> ConfigFile | None:
     else:
         values, lines = doc, _key_lines(text, ())
     cfg = ConfigFile(path, values, lines, text)
+    from qrspi_guard.settings.declared import KEYS
+
     for key in values:
         if key not in KEYS:
             known = ", ".join(KEYS)
@@ -242,14 +214,34 @@ def _display(path: str) -> str:
     return path if rel.startswith(os.pardir) else rel
 
 
+def load_named(path: str) -> ConfigFile:
+    """``--settings FILE``: a file named ``pyproject.toml`` is read for its
+    ``[tool.qrspi-guard]`` table (none: nothing is set), any other for top-level keys."""
+    got = load(path)
+    if got is None:  # a pyproject.toml without the table: named, and empty
+        return ConfigFile(path, {}, {}, "")
+    return got
+
+
 def find(start: str | None = None) -> ConfigFile | None:
     """The project configuration that applies at *start* (default: the working
     directory), or None when there is none."""
-    for directory in candidates(start or os.getcwd()):
-        for name in (OWN_FILE, PYPROJECT):
-            path = os.path.join(directory, name)
-            if os.path.lexists(path):
-                got = load(_display(path))
-                if got is not None:
-                    return got
+    for path in present(start or os.getcwd()):
+        got = load(_display(path))
+        if got is not None:
+            return got
     return None
+
+
+def config_for(cli: CommandLine | None = None, start: str | None = None
+               ) -> ConfigFile | None:
+    """The project configuration file a run reads: ``--settings FILE``, else none with
+    ``--isolated``, else the one found from *start* upward to its repository root."""
+    cli = cli or CommandLine()
+    if cli.settings_file is not None:
+        if cli.isolated:
+            from qrspi_guard.errors import UsageError
+
+            raise UsageError("--settings and --isolated cannot be used together")
+        return load_named(cli.settings_file)
+    return None if cli.isolated else find(start)
