@@ -15,7 +15,7 @@ from qrspi_guard.contract.generations import CONTRACT
 from qrspi_guard.engine import history
 from qrspi_guard.hook import payload
 from qrspi_guard.parse import capped, frontmatter, reader
-from qrspi_guard.settings import files as settings_files
+from qrspi_guard.settings import configfile as settings_files
 from tests.support import SCRIPT, Run, run_main
 
 CONFIG = "---\nsecond_reviewer: false\nverifier_enabled: false\n---\n"
