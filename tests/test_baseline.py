@@ -181,11 +181,21 @@ def test_write_baseline_refuses_options_it_would_ignore_before_any_work(repo: Pa
 
 
 def test_watch_and_hook_ignore_the_baseline_setting(repo: Path) -> None:
-    from qrspi_guard.settings import selection_for
+    """A live round is never old: with every defect in the baseline, check passes, but
+    the judge watch uses still halts the round and the hook still refuses the file."""
+    from qrspi_guard.judge import Judge
 
-    (repo / "pyproject.toml").write_text('[tool.qrspi-guard]\nbaseline = "nowhere.json"\n')
-    # the hook's and watch's settings entry reads the file without the baseline
-    assert selection_for(str(repo)).everything
+    write(repo)
+    (repo / "pyproject.toml").write_text('[tool.qrspi-guard]\nbaseline = "baseline.json"\n')
+    assert check(repo, ".").returncode == 0
+    round_dir = repo / DESIGN
+    result = Judge.for_path(str(round_dir)).round(str(round_dir))
+    assert result is not None and result.status == "halt"
+    f01 = round_dir / "quality-claude.finding-F01.md"
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": str(repo),
+               "tool_input": {"file_path": str(f01), "content": f01.read_text()}}
+    proc = run_main("hook", input=json.dumps(payload))
+    assert proc.returncode == 2 and b"change_type_out_of_enum" in proc.stderr
 
 
 def test_files_of_one_round_count_as_fixed_only_the_entries_of_that_round(repo: Path) -> None:

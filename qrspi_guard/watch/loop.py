@@ -42,7 +42,7 @@ from qrspi_guard.watch.configs import WatchedConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
 from qrspi_guard.watch.judge import RoundJudge, ignored
 from qrspi_guard.watch.links import LinkedRounds, linked_rounds
-from qrspi_guard.watch.options import Options
+from qrspi_guard.watch.options import Options as Options
 from qrspi_guard.watch.policy import Policy, Probe, lease_probe, peek_frontmatter_closed
 from qrspi_guard.watch.publish import (
     LineSink,
