@@ -6,14 +6,12 @@ the drain ``split``'s core for the fallback split, and prints the bounded report
 from __future__ import annotations
 
 import math
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
+from qrspi_guard.cli.process import term_as_exit
 from qrspi_guard.textsafe import one_line
 
 PREFIX = "qrspi-guard await"
@@ -68,20 +66,6 @@ def _fallback(data: bytes, round_dir: str, tag: str) -> Any:
     return Fallback(files=files, causes=tuple(sorted({d.cause for d in plan.errors})))
 
 
-@contextmanager
-def _term_as_exit() -> Iterator[None]:
-    """SIGTERM/SIGHUP become SystemExit, so a running command's group is killed too."""
-    def handler(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    saved = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, old in saved.items():
-            signal.signal(sig, old)
-
-
 def _toplevel(round_dir: str) -> str | None:
     """The git top level holding ROUND_DIR (its ``scripts/`` is an exec root), if any."""
     from qrspi_guard.errors import GuardError
@@ -128,7 +112,7 @@ def await_round(round_dir: str | None, timeout: str | None) -> None:
     if not round_dir:
         raise AwaitUsageError("required flag missing: --round-dir ROUND_DIR")
     seconds = _timeout(timeout)
-    with _term_as_exit():
+    with term_as_exit():
         report = drain(round_dir, splitter=_fallback, timeout=seconds, toplevel=_toplevel,
                        say=_say)
     for line in report.lines:

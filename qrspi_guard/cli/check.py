@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +24,7 @@ from qrspi_guard.cli.options import (
     selection_options,
     settings_file_option,
 )
+from qrspi_guard.cli.process import fast_exit
 from qrspi_guard.output import FORMATS, ReportOptions
 from qrspi_guard.settings.declared import help_of
 
@@ -180,7 +181,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         _write_baseline(write_baseline, result)
         if write_status:
             _write_statuses(as_is)
-        _exit(0)
+        fast_exit(0)
     if baseline is not None:
         from qrspi_guard.output.baseline import Scope, apply_baseline
 
@@ -215,7 +216,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if fix_failures:
         raise OutputError(f"{len(fix_failures)} file(s) could not be fixed (see above); "
                           "each is left as it was")
-    _exit(0 if exit_zero else (1 if result.failed(strict) else 0))
+    fast_exit(0 if exit_zero else (1 if result.failed(strict) else 0))
 
 
 def _baseline(setting: str | None, given_file: str | None, write_file: str | None,
@@ -359,22 +360,3 @@ def _write_statuses(result: object) -> None:
         raise OutputError(f"{failed} status file(s) could not be written (see above)")
 
 
-def _exit(code: int) -> NoReturn:
-    """Exit with *code*. From the console script, skip the interpreter's teardown once
-    the output is flushed: freeing every module and object costs milliseconds that a
-    pre-commit user waits for, and `check` has nothing left to clean up (files it
-    wrote are closed). Embedded callers (click's runner, tests) exit normally."""
-    if (os.path.basename(sys.argv[0]).startswith("qrspi-guard")
-            and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__
-            and not os.environ.get("QRSPI_GUARD_NO_FAST_EXIT")):
-        try:
-            # no stdout or stderr at all (None) is the AttributeError caught below
-            sys.stdout.flush()  # type: ignore[union-attr]
-            sys.stderr.flush()  # type: ignore[union-attr]
-        except (ValueError, AttributeError):
-            pass  # no stdout at all: let main() report it
-        else:
-            os._exit(code)
-    else:
-        sys.stdout.flush()  # a closed or broken pipe is main()'s one line and exit 2
-    sys.exit(code)

@@ -7,11 +7,10 @@ line naming the argument) and for a run that could not finish (a write, the lock
 from __future__ import annotations
 
 import os
-import sys
-from typing import NoReturn
 
 import click
 
+from qrspi_guard.cli.process import fast_exit
 from qrspi_guard.errors import UsageError
 from qrspi_guard.textsafe import one_line
 
@@ -82,21 +81,6 @@ def fan_in(halt_on: str, args: tuple[str, ...]) -> None:
             _say(f"  ... and {len(plan.halts) - MAX_LINES} more halts (audit: halts)")
     if outcome.error is not None:
         _say(f"error: {outcome.error}")
-    _exit(1 if plan.halted else 2 if outcome.error is not None else 0)
+    fast_exit(1 if plan.halted else 2 if outcome.error is not None else 0)
 
 
-def _exit(code: int) -> NoReturn:
-    """Exit with *code*; from the console script without the interpreter's teardown
-    once stderr is flushed, as ``check`` does (``qrspi_guard.cli.check._exit``, not
-    imported: that module costs this command's start-up more than it saves)."""
-    if (os.path.basename(sys.argv[0]).startswith("qrspi-guard")
-            and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__
-            and not os.environ.get("QRSPI_GUARD_NO_FAST_EXIT")):
-        try:
-            sys.stdout.flush()  # type: ignore[union-attr]
-            sys.stderr.flush()  # type: ignore[union-attr]
-        except (OSError, ValueError, AttributeError):
-            pass  # a closed stream: let main() report it
-        else:
-            os._exit(code)
-    sys.exit(code)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 
+from qrspi_guard.cli.process import term_as_exit
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.errors import GuardError
 from qrspi_guard.split import SplitPlan
@@ -33,23 +31,6 @@ def _diag_line(d: Diagnostic) -> str:
     if d.line is not None:
         where += f":{d.line}"
     return f"{where}: {d.level} {d.cause}: {d.message}"
-
-
-@contextmanager
-def _term_as_exit() -> Iterator[None]:
-    """SIGTERM/SIGHUP become SystemExit, so an interrupted split undoes its writes."""
-    def handler(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    saved = {}
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            saved[sig] = signal.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, old in saved.items():
-            signal.signal(sig, old)
 
 
 if TYPE_CHECKING:  # click >= 8.2's ParamType is generic; click 8.1's is not subscriptable
@@ -124,7 +105,7 @@ def split(stdout_path: str, round_dir: str, tag: str, replace: bool,
     from qrspi_guard.split.run import run_split
 
     try:
-        with _term_as_exit():
+        with term_as_exit():
             outcome = run_split(stdout_path, round_dir, tag, replace=replace,
                                 reject_invalid=reject_invalid, round_no=round_no, say=_err)
     except GuardError as exc:  # the one place split's failures become exit codes

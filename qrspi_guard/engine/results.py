@@ -59,6 +59,13 @@ class RoundResult:
         """`worktree`, or the commit SHA whose config.md judged the round (§7)."""
         return self.run.source
 
+    def decided(self) -> Status:
+        """The round's status by the one rule: `halt` while an error (its own or its
+        run's) is left, else `pending` while it is incomplete, else `ok`."""
+        if any(d.level == "error" for d in self.all_diagnostics):
+            return "halt"
+        return "ok" if self.complete else "pending"
+
 
 @record
 class CheckResult:

@@ -94,10 +94,7 @@ def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
         run_diags = kept(run.diagnostics, keep)
         if len(run_diags) != len(run.diagnostics):
             result.run = replace(run, diagnostics=run_diags)
-    if any(d.level == "error" for d in result.all_diagnostics):
-        result.status = "halt"
-    elif not complete:
-        result.status = "pending"
+    result.status = result.decided()
     return result
 
 

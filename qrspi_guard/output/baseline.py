@@ -142,12 +142,7 @@ def _restatus(rr: RoundResult, drop: set[int],
         runs[id(rr.run)] = [d for d in rr.run.diagnostics if id(d) not in drop]
     run = replace(rr.run, diagnostics=runs[id(rr.run)])
     kept = replace(rr, diagnostics=[d for d in rr.diagnostics if id(d) not in drop], run=run)
-    if any(d.level == "error" for d in kept.all_diagnostics):
-        kept.status = "halt"
-    elif not rr.complete:
-        kept.status = "pending"
-    else:
-        kept.status = "ok"
+    kept.status = kept.decided()
     return kept
 
 

@@ -220,12 +220,7 @@ def _round(rr: RoundResult, selection: Selection,
         run = runs[id(rr.run)] = replace(rr.run, diagnostics=selection.filter(rr.run.diagnostics))
     diags = selection.filter(rr.diagnostics)
     kept = replace(rr, diagnostics=diags, run=run)
-    if any(d.level == "error" for d in kept.all_diagnostics):
-        kept.status = "halt"
-    elif not rr.complete:
-        kept.status = "pending"
-    else:
-        kept.status = "ok"
+    kept.status = kept.decided()
     return kept
 
 
