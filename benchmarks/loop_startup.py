@@ -54,8 +54,16 @@ def fan_in(round_dir: Path) -> tuple[list[str], int]:
     return [str(round_dir)], 0
 
 
+def await_round(round_dir: Path) -> tuple[list[str], int]:
+    """A drained round's manifest (every reviewer ran in the foreground): await reads
+    it, judges the round, writes `.round-complete.json` and the status file."""
+    (round_dir / ".dispatch-manifest.json").write_text(
+        '[{"tag": "quality-claude", "mode": "foreground", "status": "complete"}]\n')
+    return ["--round-dir", str(round_dir)], 0
+
+
 #: command -> its case on the shared round (commands without one are timed on --help)
-SETUPS: dict[str, Setup] = {"fan-in": fan_in}
+SETUPS: dict[str, Setup] = {"fan-in": fan_in, "await": await_round}
 
 
 def build_round(root: Path, findings: int) -> Path:

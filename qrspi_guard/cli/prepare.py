@@ -42,12 +42,12 @@ def prepare(ctx: click.Context, words: tuple[str, ...]) -> None:
     12 the commit is the prior round's anchor or the task base.
     Every git command runs in --worktree's repository when given, else here.
     """
+    words = tuple(words) + tuple(ctx.args)
+    if words[:1] in (("--help",), ("-h",)):  # before the core is imported
+        click.echo(ctx.get_help())
+        return
     from qrspi_guard.loop.prepare import prepare as run
     from qrspi_guard.loop.prepare_args import parse_args
 
-    words = tuple(words) + tuple(ctx.args)
-    if words[:1] in (("--help",), ("-h",)):
-        click.echo(ctx.get_help())
-        return
     args = parse_args(words)
     run(args, say=_say, scope_tagger=os.environ.get("QRSPI_SCOPE_TAGGER_ENABLED") == "true")
