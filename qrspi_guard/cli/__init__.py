@@ -124,12 +124,18 @@ def _buffered_stdout() -> None:
     raw = getattr(sys.stdout, "buffer", None)
     if not isinstance(raw, io.FileIO):
         return
+    global OWN_STDOUT
     try:
-        sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=sys.stdout.encoding,
-                                      errors=sys.stdout.errors, write_through=True,
-                                      line_buffering=True)
+        sys.stdout = OWN_STDOUT = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=sys.stdout.encoding, errors=sys.stdout.errors,
+            write_through=True, line_buffering=True)
     except (ValueError, OSError):  # a closed stream: main() reports it when written
         pass
+
+
+#: the buffered stdout :func:`_buffered_stdout` put in place, if any: still the process's
+#: own standard output (the fast exit may skip the interpreter's teardown)
+OWN_STDOUT: object = None
 
 
 def _flush_stdout(quiet: bool = False) -> bool:

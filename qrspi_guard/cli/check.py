@@ -224,7 +224,6 @@ def _baseline(setting: str | None, given_file: str | None, write_file: str | Non
     """The baseline to apply (``--baseline``, else the project setting), read before
     any work; none when ``--write-baseline`` writes one."""
     from qrspi_guard.errors import UsageError
-    from qrspi_guard.output.baseline import load
 
     if write_file is not None:
         if given_file is not None:
@@ -235,7 +234,11 @@ def _baseline(setting: str | None, given_file: str | None, write_file: str | Non
                              "--statistics or --stdin-filename with it")
         return None
     chosen = given_file if given_file is not None else setting
-    return None if chosen is None else load(chosen)
+    if chosen is None:  # no baseline: nothing of it imported (start-up time)
+        return None
+    from qrspi_guard.output.baseline import load
+
+    return load(chosen)
 
 
 def _write_baseline(path: str, result: CheckResult) -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import click.shell_completion
 
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.contract.layout import TAG_RE
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.settings.declared import help_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from click.shell_completion import CompletionItem
 
 
 def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -92,7 +94,7 @@ def _usable_config(path: str) -> None:
 
 
 def complete_causes(ctx: click.Context, param: click.Parameter,
-                    incomplete: str) -> list[click.shell_completion.CompletionItem]:
+                    incomplete: str) -> list[CompletionItem]:
     """Shell completion of cause names, for the last of a comma-separated list."""
     from click.shell_completion import CompletionItem
 

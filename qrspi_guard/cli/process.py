@@ -40,12 +40,16 @@ def fast_exit(code: int) -> NoReturn:
     clean up (files it wrote are closed). Embedded callers (click's runner, tests) exit
     normally. A closed or broken stdout is left to :func:`qrspi_guard.cli.main` (one
     line, exit 2)."""
-    if (os.path.basename(sys.argv[0]).startswith("qrspi-guard")
-            and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__
+    from qrspi_guard import cli
+
+    own = sys.stdout is sys.__stdout__ or (sys.stdout is not None
+                                           and sys.stdout is cli.OWN_STDOUT)
+    if (os.path.basename(sys.argv[0]).startswith("qrspi-guard") and own
+            and sys.stderr is sys.__stderr__
             and not os.environ.get("QRSPI_GUARD_NO_FAST_EXIT")):
         try:
             # no stdout or stderr at all (None) is the AttributeError caught below
-            sys.stdout.flush()  # type: ignore[union-attr]
+            sys.stdout.flush()
             sys.stderr.flush()  # type: ignore[union-attr]
         except (ValueError, AttributeError):
             pass  # no stdout at all: let main() report it

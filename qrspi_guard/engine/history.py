@@ -17,7 +17,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 
-from qrspi_guard.parse.capped import FILE_CAP
+from qrspi_guard.parse.capped import FILE_CAP, skip
 from qrspi_guard.records import record
 
 #: seconds any one git call may take before the working tree is used instead
@@ -101,39 +101,61 @@ def _rev_parse(directory: str) -> Repo | None:
 
 def _cat_file(top: str, items: list[tuple[str, str, str]]) -> dict[tuple[str, str], bytes]:
     """The blobs of every (path, sha, path in repo) of one repository that are within
-    :data:`MAX_BLOB`: one `git cat-file --batch-check` for the sizes, then one `git
-    cat-file --batch` for those within the cap (the output is bounded by their sizes)."""
-    def request(chosen: list[tuple[str, str, str]]) -> bytes:
-        return "".join(f"{sha}:{rel}\n" for _, sha, rel in chosen).encode(
-            "utf-8", "surrogateescape")
+    :data:`MAX_BLOB`, from one streamed ``git cat-file --batch``: each object's header is
+    read first, and the content of one over the cap (or not a blob) is read past in
+    bounded chunks, never held. Memory is bounded by the cap, whatever git holds; any
+    failure means: use the working tree."""
+    import threading
 
-    sizes = _git(top, "cat-file", "--batch-check", stdin=request(items))
-    if sizes is None:
+    request = "".join(f"{sha}:{rel}\n" for _, sha, rel in items).encode(
+        "utf-8", "surrogateescape")
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(var, None)
+    try:
+        proc = subprocess.Popen(["git", "-C", top, "cat-file", "--batch"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+    except (OSError, subprocess.SubprocessError):
         return {}
-    within = []
-    for item, line in zip(items, sizes.split(b"\n"), strict=False):
-        header = line.split(b" ")
-        if (len(header) == 3 and header[1] == b"blob" and header[2].isdigit()
-                and len(header[2]) <= 15 and int(header[2]) <= MAX_BLOB):
-            within.append(item)
-    if not within:
-        return {}
-    out = _git(top, "cat-file", "--batch", stdin=request(within))
-    if out is None or len(out) > len(within) * (MAX_BLOB + 200):
-        return {}  # the objects changed under us (they cannot): use the working tree
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def feed() -> None:  # a thread: git may fill its stdout before it has read all
+        try:
+            proc.stdin.write(request)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    timer = threading.Timer(GIT_TIMEOUT, proc.kill)
+    timer.start()
     got: dict[tuple[str, str], bytes] = {}
-    pos = 0
-    for path, sha, _ in within:
-        end = out.find(b"\n", pos)
-        if end == -1:
-            break
-        header = out[pos:end].split(b" ")
-        pos = end + 1
-        if len(header) != 3 or not header[2].isdigit() or len(header[2]) > 15:
-            continue  # `<object> missing` or `ambiguous`: no content follows
-        size = int(header[2])
-        content = out[pos:pos + size]
-        pos += size + 1  # every object's content (a tree's too), then its newline
-        if header[1] == b"blob" and size <= MAX_BLOB and len(content) == size:
-            got[(path, sha)] = content
+    out = proc.stdout
+    try:
+        for path, sha, _ in items:
+            header = out.readline(4096)
+            if not header.endswith(b"\n"):
+                break  # the end, or a header longer than any git writes
+            parts = header[:-1].split(b" ")
+            if len(parts) != 3 or not parts[2].isdigit() or len(parts[2]) > 15:
+                continue  # `<object> missing` or `ambiguous`: no content follows
+            size = int(parts[2])
+            if parts[1] == b"blob" and size <= MAX_BLOB:
+                content = out.read(size + 1)  # the content, then its newline
+                if len(content) != size + 1:
+                    break
+                got[(path, sha)] = content[:-1]
+            elif not skip(out, size + 1):
+                break
+    except OSError:
+        got = {}
+    finally:
+        timer.cancel()
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        writer.join(1.0)
     return got

@@ -5,7 +5,7 @@ hook's payload and standard input are all read here, through :func:`read_capped`
 descriptor: a file, a pipe, a FIFO, a terminal) or :func:`read_stream` (a binary stream),
 and never hold more than their cap + 1 bytes, however much the source has: ``/dev/zero``,
 an endless pipe or a 700 MB blob is "over the cap", never memory exhaustion.
-:func:`skip` discards a known number of bytes from a descriptor in bounded chunks (what
+:func:`skip` discards a known number of bytes of a stream in bounded chunks (what
 follows an oversized object in a ``git cat-file --batch`` stream).
 
 :data:`FILE_CAP` is the one size limit of a file the guard parses (contract
@@ -17,7 +17,7 @@ input with ``--stdin-filename``).
 from __future__ import annotations
 
 import os
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 #: a file the guard parses (a finding, a sidecar, config.md, a settings file, a blob)
 FILE_CAP = 1024 * 1024
@@ -69,24 +69,12 @@ def read_stream(stream: BinaryIO, cap: int = STREAM_CAP) -> bytes | None:
             return None
 
 
-def read_exact(fd: int, size: int) -> bytes | None:
-    """Exactly *size* bytes of *fd* (the caller has checked *size* against a cap);
-    None when the stream ends first. Raises OSError."""
-    chunks: list[bytes] = []
+def skip(stream: IO[bytes], size: int) -> bool:
+    """Read past *size* bytes of *stream* in bounded chunks, holding none of them (what
+    follows an oversized object in a ``git cat-file --batch`` stream); False when the
+    stream ended first. Raises OSError."""
     while size > 0:
-        chunk = os.read(fd, min(size, _CHUNK))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
-def skip(fd: int, size: int) -> bool:
-    """Read and discard *size* bytes of *fd* in bounded chunks; False when the stream
-    ended first. Raises OSError."""
-    while size > 0:
-        chunk = os.read(fd, min(size, _CHUNK))
+        chunk = stream.read(min(size, _CHUNK))
         if not chunk:
             return False
         size -= len(chunk)
