@@ -21,6 +21,7 @@ from qrspi_guard.contract.generations import FAN_IN, FindingContract
 from qrspi_guard.contract.layout import FileName, Kind, normalise_step
 from qrspi_guard.parse import fastparse, yamlscalar
 from qrspi_guard.parse.frontmatter import BOM, split
+from qrspi_guard.parse.yamlscalar import Lazy
 from qrspi_guard.records import record
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.filejudge import fanin_change_type, judge_file
@@ -197,7 +198,7 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
     got = fastparse.parse(parts[0])
     if got is None:
         return None
-    values, key_lines, raw, duplicates = got
+    values, _, raw, duplicates = got
     body = parts[1]
     if duplicates:
         return None
@@ -237,7 +238,7 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
         return None
     if not _body_ok(body, contract):
         return None
-    if "#" in parts[0] and _commented(parts[0], key_lines):
+    if "#" in parts[0] and _COMMENTED.search(parts[0]) is not None:
         return None
     return FileReport(FileFacts(
         fname.name, kind, fname.tag, fname.fnum, finding_id=fid, change_type=change_type,
@@ -245,14 +246,13 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
         fanin_change_type=fanin_change_type(data) if place.fanin_fields else None))
 
 
-def _commented(fm: str, key_lines: dict[str, int]) -> bool:
-    """A line the fan-in's awk reads whole (:data:`LINE_READ_FIELDS`) carries a ``#``
-    (a trailing comment YAML drops and awk keeps): the full rules say what it means. In
-    the subset :mod:`~qrspi_guard.parse.fastparse` accepts, that is the one way YAML and
-    awk can read those fields differently (tags, escapes, `? key` entries, quoted keys,
-    multi-line scalars and duplicate keys are declined before)."""
-    lines = fm.split("\n")
-    return any("#" in lines[key_lines[k]] for k in LINE_READ_FIELDS if k in key_lines)
+#: a line the fan-in's awk reads whole (:data:`LINE_READ_FIELDS`) that carries a ``#``
+#: (a trailing comment YAML drops and awk keeps): the full rules say what it means. In
+#: the subset :mod:`~qrspi_guard.parse.fastparse` accepts, that is the one way YAML and
+#: awk can read those fields differently (tags, escapes, `? key` entries, quoted keys,
+#: multi-line scalars and duplicate keys are declined before), and a key's line is the
+#: one line that starts with `key:` (keys stand at column 0)
+_COMMENTED = Lazy("^(?:" + "|".join(LINE_READ_FIELDS) + r"):[^\n#]*#", re.MULTILINE)
 
 
 def _body_ok(body: str, contract: FindingContract) -> bool:

@@ -89,13 +89,16 @@ def has_message(body: str) -> bool:
     punctuation or symbol). Whitespace, control and format characters (zero-width
     spaces and joiners, word joiners, a BOM, soft hyphens) and lone combining marks do
     not make a message. Cost: one pass over the body."""
-    if _VISIBLE_ASCII.search(body) is not None:
+    rest = body.lstrip()
+    if rest and "!" <= rest[0] <= "~":  # prose: its first character is visible
         return True
-    if body.isascii():
+    if _VISIBLE_ASCII.search(rest) is not None:
+        return True
+    if rest.isascii():
         return False
     import unicodedata
 
-    return any(unicodedata.category(ch)[0] in "LNPS" for ch in body if ord(ch) > 0x7F)
+    return any(unicodedata.category(ch)[0] in "LNPS" for ch in rest if ord(ch) > 0x7F)
 
 def judge_finding(doc: fm.Document, fname: FileName, place: Place, facts: FileFacts,
                    d: Any, out: list[Diagnostic]) -> None:
