@@ -17,7 +17,10 @@ input with ``--stdin-filename``).
 from __future__ import annotations
 
 import os
-from typing import IO, BinaryIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover  (typing costs the hook's no-op path milliseconds)
+    from typing import IO, BinaryIO
 
 #: a file the guard parses (a finding, a sidecar, config.md, a settings file, a blob)
 FILE_CAP = 1024 * 1024
