@@ -20,6 +20,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover  (typing costs the hook's no-op path milliseconds)
+    from collections.abc import Callable
     from typing import IO, BinaryIO
 
 #: a file the guard parses (a finding, a sidecar, config.md, a settings file, a blob)
@@ -32,10 +33,16 @@ _CHUNK = 1 << 20
 def read_capped(fd: int, cap: int = FILE_CAP) -> bytes | None:
     """All of *fd* up to its end, or None once more than *cap* bytes came (then at
     most *cap* + 1 bytes were read). Raises OSError."""
+    return _upto(lambda n: os.read(fd, n), cap)
+
+
+def _upto(read: Callable[[int], bytes], cap: int) -> bytes | None:
+    """What *read* gives up to its end, or None past *cap* bytes (the one loop behind
+    :func:`read_capped` and :func:`read_stream`)."""
     chunks: list[bytes] = []
     size = 0
     while True:
-        chunk = os.read(fd, min(_CHUNK, cap + 1 - size))
+        chunk = read(min(_CHUNK, cap + 1 - size))
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
@@ -60,16 +67,7 @@ def read_prefix(fd: int, cap: int = FILE_CAP) -> bytes:
 
 def read_stream(stream: BinaryIO, cap: int = STREAM_CAP) -> bytes | None:
     """:func:`read_capped` for a binary stream (``sys.stdin.buffer``). Raises OSError."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = stream.read(min(_CHUNK, cap + 1 - size))
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            return None
+    return _upto(stream.read, cap)
 
 
 def skip(stream: IO[bytes], size: int) -> bool:
