@@ -25,6 +25,7 @@ from typing import Any
 
 from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
+from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
 
@@ -123,15 +124,8 @@ def _read_capture(dfd: int, name: str) -> bytes | str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "cannot be read: not a regular file"
-        chunks: list[bytes] = []
-        size = 0
-        while size <= CAPTURE_CAP:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            size += len(chunk)
-        return f"is larger than {CAPTURE_CAP >> 20} MiB"
+        data = read_capped(fd, CAPTURE_CAP)
+        return f"is larger than {CAPTURE_CAP >> 20} MiB" if data is None else data
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
     finally:

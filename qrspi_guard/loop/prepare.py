@@ -35,12 +35,14 @@ import os
 import stat
 from collections.abc import Callable
 
+from qrspi_guard.contract.layout import side_file_name
 from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, round_lock
 from qrspi_guard.errors import GuardError
 from qrspi_guard.loop import git
 from qrspi_guard.loop.narrowing import Decision, ScopeSet, decide, non_git_sidecar, sidecar
 from qrspi_guard.loop.prepare_args import PrepareArgs, PrepareUsageError
 from qrspi_guard.output.files import write_atomic
+from qrspi_guard.parse.capped import read_prefix
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import commit_anchor, scope_set
 from qrspi_guard.textsafe import one_line
@@ -127,15 +129,7 @@ def _read_regular(path: str, cap: int, what: str) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= cap:
-            chunk = os.read(fd, cap + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
+        return read_prefix(fd, cap)
     except OSError as exc:
         raise PrepareError(f"cannot read {what} at {one_line(path)}: "
                            f"{exc.strerror or exc}") from None
@@ -161,7 +155,7 @@ class _Run:
     # -- paths beside the round --------------------------------------------------------
 
     def beside(self, round_no: int, suffix: str) -> str:
-        return os.path.join(self.task_dir, f"round-{round_no:02d}{suffix}")
+        return os.path.join(self.task_dir, side_file_name(round_no, suffix))
 
     # -- git, in the run's one repository ------------------------------------------------
 

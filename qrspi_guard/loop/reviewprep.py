@@ -32,11 +32,13 @@ import stat
 from collections.abc import Sequence
 from contextlib import ExitStack
 
+from qrspi_guard.contract.layout import side_file_name
 from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, round_lock
 from qrspi_guard.errors import GuardError
 from qrspi_guard.loop.absorption import absorption_map
 from qrspi_guard.loop.git import GitResult, GitUnavailable, run_git
 from qrspi_guard.output.files import write_atomic
+from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import artifact_anchor_sha
 from qrspi_guard.textsafe import one_line
@@ -108,7 +110,7 @@ class Request:
 
     @property
     def anchor_path(self) -> str:
-        return os.path.join(self.step_dir, f"round-{self.round_no - 1:02d}-commit.txt")
+        return os.path.join(self.step_dir, side_file_name(self.round_no - 1, "-commit.txt"))
 
 
 @record(frozen=True)
@@ -280,17 +282,10 @@ def _read_regular(path: str, cap: int) -> bytes:
             raise OSError(errno.EINVAL, "not a regular file")
         if st.st_size > cap:
             raise OSError(errno.EFBIG, f"larger than {cap} bytes")
-        chunks = []
-        size = 0
-        while size <= cap:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:
+        data = read_capped(fd, cap)
+        if data is None:
             raise OSError(errno.EFBIG, f"larger than {cap} bytes")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
