@@ -25,6 +25,7 @@ from qrspi_guard.hook.payload import (
     HookFailure,
     base_dir,
     resolve,
+    unusable_place,
 )
 from qrspi_guard.hook.where import Target, locate, may_name_a_round
 
@@ -67,6 +68,9 @@ def decide(payload: dict[str, Any], event: str | None = None,
     ev, rt = call.event, call.runtime
     if call.kind is None:
         return Decision("ignore", event=ev, runtime=rt)
+    unusable = unusable_place(call)  # a surrogate where a path belongs: never used
+    if unusable is not None:
+        return Decision("block" if unusable else "ignore", unusable, event=ev, runtime=rt)
     if call.kind == SHELL:  # only what the command wrote (hook/shell.py)
         if not may_name_a_round(call.text("command") or "", base_dir(call)):
             return Decision("ignore", event=ev, runtime=rt)

@@ -246,8 +246,6 @@ def unusable_place(call: Call) -> str | None:
     surrogate cannot be resolved, opened or judged: the one line that blocks the call
     when it names a ``reviews`` tree, or ``""`` (allow, say nothing: not the guard's
     business) when it does not. None when every such field is usable."""
-    if call.kind is None:
-        return None
     fields = [("cwd", call.cwd_given)] + [(f"tool_input.{k}", call.tool_input.get(k))
                                           for k in _PLACE_KEYS]
     texts = [(name, v) for name, v in fields if isinstance(v, str)]

@@ -96,15 +96,6 @@ def execute(opts: Options) -> NoReturn:
         from qrspi_guard.hook.payload import load_payload, read_stdin
 
         payload = load_payload(read_stdin())
-        from qrspi_guard.hook.payload import resolve, unusable_place
-
-        call = resolve(payload, opts.event, opts.runtime)
-        unusable = unusable_place(call)
-        if unusable is not None:
-            from qrspi_guard.hook.respond import answer
-
-            emit(answer(bool(unusable), unusable, opts.output_format, call.runtime,
-                        call.event))
         from qrspi_guard.hook.judging import decide
 
         decision = decide(payload, opts.event, opts.runtime, opts.settings)
