@@ -73,13 +73,19 @@ class ConfigHistory:
         return out
 
 
-def _git(top: str, *args: str, stdin: bytes | None = None) -> bytes | None:
+def _env() -> dict[str, str]:
+    """git's environment for reading a run's history: no lock taken, no repository
+    named by the caller's environment (each call names its own with ``-C``)."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(var, None)
+    return env
+
+
+def _git(top: str, *args: str, stdin: bytes | None = None) -> bytes | None:
     try:
         proc = subprocess.run(["git", "-C", top, *args], input=stdin, capture_output=True,
-                              timeout=GIT_TIMEOUT, env=env, check=False)
+                              timeout=GIT_TIMEOUT, env=_env(), check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout if proc.returncode == 0 else None
@@ -109,13 +115,10 @@ def _cat_file(top: str, items: list[tuple[str, str, str]]) -> dict[tuple[str, st
 
     request = "".join(f"{sha}:{rel}\n" for _, sha, rel in items).encode(
         "utf-8", "surrogateescape")
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(var, None)
     try:
         proc = subprocess.Popen(["git", "-C", top, "cat-file", "--batch"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env)
+                                stderr=subprocess.DEVNULL, env=_env())
     except (OSError, subprocess.SubprocessError):
         return {}
     assert proc.stdin is not None and proc.stdout is not None
