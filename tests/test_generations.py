@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from qrspi_guard.contract.generations import FAN_IN, FindingContract
+from qrspi_guard.contract.generations import FindingContract
+from qrspi_guard.contract.generations.fan_in import FAN_IN
 from qrspi_guard.contract.layout import classify
 from qrspi_guard.records import replace
 from qrspi_guard.rules.facts import Place

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import click
 
+from qrspi_guard.contract.schema import SCHEMA_KINDS
+
 
 @click.command()
-@click.option("--kind", type=click.Choice(["all", "finding", "clean", "sidecar", "fanin-sidecar"]),
-              default="all", show_default=True)
+@click.option("--kind", type=click.Choice(["all", *SCHEMA_KINDS]), default="all",
+              show_default=True)
 def schema(kind: str) -> None:
     """Print JSON Schema (2020-12) generated from the guard's pydantic models.
 

@@ -14,8 +14,8 @@ from typing import Literal
 from qrspi_guard.contract.generations import (
     CONTRACT,
     DISPATCH_MANIFEST,
-    FANIN_AUDIT,
-    KEPT_FINDINGS,
+    GENERATIONS,
+    MAX_DIGITS,
     SIDECAR_SUFFIXES,
 )
 from qrspi_guard.records import record
@@ -50,7 +50,8 @@ _ROUND_FILE_RE = re.compile(
 ROUND_INSIDE_SUFFIXES: frozenset[str] = frozenset({".diff", "-verifier-disabled.md"})
 #: Orchestrator files beside a round directory, by suffix (contract §1, generations.md §4).
 ROUND_SIDE_SUFFIXES: frozenset[str] = frozenset({
-    ".diff", "-verified.md", "-dispositions.md", "-commit.txt", "-scope-set.txt",
+    *(g.verified_beside_suffix for g in GENERATIONS.values() if g.verified_beside_suffix),
+    ".diff", "-dispositions.md", "-commit.txt", "-scope-set.txt",
     "-verifier-disabled.md", "-guard.json", "-base.txt", "-results.md",
     # apply-fix era orchestrator records
     "-fixes.md", "-baseline.md", "-coverage.md", "-aborted.md",
@@ -62,9 +63,6 @@ _RESIDUE_RE = re.compile(r"\.qrspi-split\.(?P<id>[0-9a-f]{12})\."
                          r"(?:new\.(?P<name>[^/\0]+)|(?P<role>intent|intent-tmp))")
 #: Names that `watch` ignores while they exist (editors, partial downloads).
 _WATCH_TEMP_RE = re.compile(r".*(?:~|\.sw[a-z]|\.tmp|\.part)|\.#.*|.*___jb_...___")
-#: At most this many significant digits are read as a number (Python refuses int() of
-#: more than 4,300, and a value must never make a rule's cost grow with it).
-MAX_DIGITS = 1000
 
 
 class Kind(Enum):
@@ -112,8 +110,10 @@ class FileName:
     suffix: str | None = None  #: a sidecar's `.score.*` suffix; a round file's suffix
 
 
-_SPECIAL: dict[str, Kind] = {KEPT_FINDINGS: Kind.KEPT_LIST, FANIN_AUDIT: Kind.FANIN_AUDIT,
-                             DISPATCH_MANIFEST: Kind.MANIFEST}
+#: the verifier outputs every generation writes inside a round, by the role each names
+_SPECIAL: dict[str, Kind] = {name: Kind(role) for gen in GENERATIONS.values()
+                             for name, role in gen.outputs}
+_SPECIAL[DISPATCH_MANIFEST] = Kind.MANIFEST
 
 
 def classify(name: str) -> FileName:
@@ -250,12 +250,14 @@ def status_file_name(round_no: int) -> str:
     return side_file_name(round_no, "-guard.json")
 
 
-#: the apply-fix verifier's completion record beside a round (round-contract §5)
-VERIFIED_SUFFIX = "-verified.md"
+#: every generation's verifier completion record beside a round (apply-fix's
+#: `round-NN-verified.md`, round-contract §5)
+VERIFIED_SUFFIXES: tuple[str, ...] = tuple(
+    g.verified_beside_suffix for g in GENERATIONS.values() if g.verified_beside_suffix)
 
 
-def verified_file_name(round_no: int) -> str:
-    return side_file_name(round_no, VERIFIED_SUFFIX)
+def verified_file_names(round_no: int) -> tuple[str, ...]:
+    return tuple(side_file_name(round_no, suffix) for suffix in VERIFIED_SUFFIXES)
 
 
 def verifier_disabled_name(round_no: int) -> str:

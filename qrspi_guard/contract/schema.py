@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qrspi_guard.contract.generations import CONTRACT, FAN_IN, FindingContract
+from qrspi_guard.contract.generations import CONTRACT, LISTED, FindingContract
 
 # The contract's values, re-exported for the modules and tools that import them here;
 # they are defined once, in qrspi_guard.contract.generations.
@@ -34,8 +34,6 @@ def json_schemas(contract: FindingContract = CONTRACT) -> dict[str, Any]:
     Severity = Literal[contract.severities]  # type: ignore[name-defined]
     ChangeType = Literal[contract.change_types]  # type: ignore[name-defined]
     Tag = Annotated[str, Field(pattern=contract.tag_schema)]
-    failed = contract.verify_failed
-    statuses = FAN_IN.sidecar.statuses
 
     class Finding(BaseModel):
         """Frontmatter of `<tag>.finding-F<NN>.md`; the body after it is the message."""
@@ -63,36 +61,16 @@ def json_schemas(contract: FindingContract = CONTRACT) -> dict[str, Any]:
             0, description="canonical; its absence is warning clean_noncanonical")
         actual_model: str | None = Field(None, description="audit field (fan-in runs)")
 
-    class Sidecar(BaseModel):
-        """`<tag>.finding-F<NN>.score.yml`, written by the apply-fix verifier."""
-
-        model_config = ConfigDict(extra="forbid", title="QRSPI verifier sidecar (apply-fix)")
-        score: int | Literal[failed] = Field(  # type: ignore[valid-type]
-            description=f"0..100, no leading zero; or {failed}")
-        reason: str
-
-    class FanInSidecar(BaseModel):
-        """Frontmatter of `<tag>.finding-F<NN>.score.md`, written by the fan-in verifier
-        (the prose after it is free)."""
-
-        model_config = ConfigDict(extra="allow", title="QRSPI verifier sidecar (fan-in)")
-        verifier_status: Literal[statuses] | None = Field(  # type: ignore[valid-type]
-            None, description="absent is accepted with a score")
-        score: int | None = Field(None, ge=0, le=100,
-                                  description="required unless verifier_status is failed")
-        failure_reason: str | None = Field(None, description="required when failed")
-        actual_model: str | None = None
-        defect_class: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=30)
-        reason: str | None = None
-
     out: dict[str, Any] = {}
-    for name, model in (("finding", Finding), ("clean", CleanSentinel), ("sidecar", Sidecar),
-                        ("fanin-sidecar", FanInSidecar)):
-        schema = model.model_json_schema()
+    schemas = [("finding", Finding.model_json_schema()),
+               ("clean", CleanSentinel.model_json_schema())]
+    # each generation's sidecar, from its own module
+    schemas += [(g.sidecar.schema_kind, g.sidecar.schema(contract)) for g in LISTED]
+    for name, schema in schemas:
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         out[name] = schema
-    sidecar_score = out["sidecar"]["properties"]["score"]
-    for option in sidecar_score.get("anyOf", []):
-        if option.get("type") == "integer":
-            option.update(minimum=0, maximum=100)
     return out
+
+
+#: ``schema --kind``'s choices
+SCHEMA_KINDS: tuple[str, ...] = ("finding", "clean", *(g.sidecar.schema_kind for g in LISTED))

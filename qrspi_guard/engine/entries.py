@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from qrspi_guard.contract.diagnostics import Diagnostic, diag
-from qrspi_guard.contract.generations import FAN_IN, Generation
+from qrspi_guard.contract.generations import DEFAULT_GENERATION, Generation
 from qrspi_guard.contract.layout import (
     RESERVED_PREFIX,
     FileName,
@@ -69,7 +69,8 @@ class EntryReader(Protocol):
     def read(self, name: str) -> bytes | ReadFailure: ...
 
 
-def place_of(ref: RoundRef, gen: Generation = FAN_IN, fanin_fields: bool = False) -> Place:
+def place_of(ref: RoundRef, gen: Generation = DEFAULT_GENERATION,
+             fanin_fields: bool = False) -> Place:
     return Place(ref.round_dir, ref.step if ref.kind != "unknown_step" else None, ref.round,
                  ref.is_task or ref.kind == "unknown_step", gen, fanin_fields)
 

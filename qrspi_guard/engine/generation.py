@@ -2,7 +2,9 @@
 
 Per round, the first rule that matches: (1) any `.score.md` sidecar, or the fan-in's
 outputs inside: fan-in; (2) any `.score.yml` sidecar, or `round-NN-verified.md` beside:
-apply-fix; (3) otherwise the generation most of the run's rounds decided by rules 1-2
+apply-fix (in general: of the generations whose evidence, as each generation module
+declares it, the round shows, the first listed in :mod:`qrspi_guard.contract.generations`);
+(3) otherwise the generation most of the run's rounds decided by rules 1-2
 show, counting every round of that run on disk whatever PATH names (a tie, or no such
 round: fan-in). `--protocol` forces one generation for every round.
 """
@@ -12,41 +14,50 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from qrspi_guard.contract.generations import (
-    APPLY_FIX,
-    DEFAULT_GENERATION,
-    FAN_IN,
-    FANIN_AUDIT,
-    GENERATIONS,
-    KEPT_FINDINGS,
-    Generation,
-)
+from qrspi_guard.contract.generations import DEFAULT_GENERATION, GENERATIONS, LISTED, Generation
 from qrspi_guard.contract.layout import Kind, RoundRef, classify_cached
 from qrspi_guard.engine.discover import REVIEWS, scan_reviews
 from qrspi_guard.engine.sides import SideFiles
 
-_FAN_IN_NAMES = frozenset({KEPT_FINDINGS, FANIN_AUDIT})
-_FAN_IN_SUFFIX = FAN_IN.sidecar.suffix
-_APPLY_FIX_SUFFIX = APPLY_FIX.sidecar.suffix
+#: every name inside a round that is evidence by itself (a generation's output), and
+#: every sidecar suffix, each with the rank of its generation in LISTED (rules 1-2)
+_OUTPUT_RANK: dict[str, int] = {}
+for _rank, _gen in enumerate(LISTED):
+    for _name in _gen.outputs_inside:
+        _OUTPUT_RANK.setdefault(_name, _rank)
+_SUFFIX_RANK: tuple[tuple[str, int], ...] = tuple(
+    (g.sidecar.suffix, rank) for rank, g in enumerate(LISTED))
+_SUFFIXES: tuple[str, ...] = tuple(s for s, _ in _SUFFIX_RANK)
+_BESIDE_RANK: tuple[tuple[str, int], ...] = tuple(
+    (g.verified_beside_suffix, rank) for rank, g in enumerate(LISTED)
+    if g.verified_beside_suffix)
 
 
 def evidence(names: Iterable[str], beside: frozenset[str]) -> Generation | None:
-    """Rules 1 and 2 over a round's entry names and the suffixes of the files beside it.
-    (Only names that can be evidence are classified: this runs over every round.)"""
-    applyfix = False
+    """Rules 1 and 2 over a round's entry names and the suffixes of the files beside it:
+    of the generations whose evidence the round shows, the first listed. (Only names
+    that can be evidence are classified: this runs over every round.)"""
+    best = len(LISTED)
     for name in names:
-        if ".score." not in name and name not in _FAN_IN_NAMES:
-            continue  # (one C-level test for the common name)
-        if name in _FAN_IN_NAMES:
-            return FAN_IN
-        if name.endswith(_FAN_IN_SUFFIX):
-            if classify_cached(name).kind is Kind.SIDECAR:
-                return FAN_IN
-        elif not applyfix and name.endswith(_APPLY_FIX_SUFFIX):
-            applyfix = classify_cached(name).kind is Kind.SIDECAR
-    if applyfix or (APPLY_FIX.verified_beside_suffix or "") in beside:
-        return APPLY_FIX
-    return None
+        rank = _OUTPUT_RANK.get(name)
+        if rank is None:
+            if not name.endswith(_SUFFIXES):
+                continue  # (one C-level test for the common name)
+            for suffix, rank in _SUFFIX_RANK:
+                if rank < best and name.endswith(suffix):
+                    break
+            else:
+                continue
+            if classify_cached(name).kind is not Kind.SIDECAR:
+                continue
+        if rank < best:
+            best = rank
+            if best == 0:
+                return LISTED[0]
+    for suffix, rank in _BESIDE_RANK:
+        if rank < best and suffix in beside:
+            best = rank
+    return LISTED[best] if best < len(LISTED) else None
 
 
 class GenerationResolver:
@@ -83,7 +94,7 @@ class GenerationResolver:
 
     def _count(self, ref: RoundRef) -> Generation:
         assert ref.artifact_dir is not None
-        counts = {FAN_IN.name: 0, APPLY_FIX.name: 0}
+        counts = dict.fromkeys(GENERATIONS, 0)
         for found in scan_reviews(os.path.join(ref.artifact_dir, REVIEWS)):
             if not isinstance(found, RoundRef) or found.round is None:
                 continue
@@ -94,9 +105,10 @@ class GenerationResolver:
             decided = evidence(names, self.sides.beside(found.step_dir, found.round))
             if decided is not None:
                 counts[decided.name] += 1
-        if counts[APPLY_FIX.name] > counts[FAN_IN.name]:
-            return APPLY_FIX
-        return FAN_IN if counts[FAN_IN.name] else DEFAULT_GENERATION
+        # the most rounds; a tie goes to the first listed (the default)
+        most = max(counts.values())
+        return next((g for g in LISTED if counts[g.name] == most), DEFAULT_GENERATION) \
+            if most else DEFAULT_GENERATION
 
 
 def _run_key(ref: RoundRef) -> str | None:

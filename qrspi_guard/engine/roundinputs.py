@@ -12,12 +12,7 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard.contract.generations import (
-    DISPATCH_MANIFEST,
-    FANIN_AUDIT,
-    KEPT_FINDINGS,
-    Generation,
-)
+from qrspi_guard.contract.generations import DISPATCH_MANIFEST, Generation
 from qrspi_guard.contract.layout import RoundRef, verifier_disabled_name
 from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.parse.frontmatter import MAX_BYTES
@@ -44,10 +39,11 @@ def read_inputs(ref: RoundRef, gen: Generation, names: set[str], beside: frozens
     inputs.marker_beside = side(MARKER)
     if gen.verified_beside_suffix:
         inputs.verified = side(gen.verified_beside_suffix)
-    if FANIN_AUDIT in gen.outputs_inside:
-        inputs.audit = inside(FANIN_AUDIT)
-    if KEPT_FINDINGS in gen.outputs_inside:
-        inputs.kept = inside(KEPT_FINDINGS)
+    audit, kept = gen.output_named("fanin_audit"), gen.output_named("kept_list")
+    if audit:
+        inputs.audit = inside(audit)
+    if kept:
+        inputs.kept = inside(kept)
     if ref.is_task or ref.kind == "unknown_step":
         inputs.manifest = inside(DISPATCH_MANIFEST)
     if ref.has_status_file:  # bookkeeping of real rounds only

@@ -21,13 +21,19 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from qrspi_guard.contract.diagnostics import Diagnostic
-from qrspi_guard.contract.generations import CONTRACT, FAN_IN, FANIN_AUDIT, KEPT_FINDINGS
+from qrspi_guard.contract.generations import CONTRACT
+from qrspi_guard.contract.generations.fan_in import (
+    FAN_IN,
+    FANIN_AUDIT,
+    KEPT_FINDINGS,
+    fanin_field,
+    frontmatter_lines,
+)
 from qrspi_guard.contract.layout import is_fanin_finding_glob
 from qrspi_guard.errors import UnreadablePath
 from qrspi_guard.parse.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.filejudge import FAN_IN_SUFFIX, fanin_change_type, fanin_score_of
-from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines
 from qrspi_guard.rules.verifier import GlobFinding, fanin_recount
 
 HaltOn = Literal["all", "upstream"]

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 
 from qrspi_guard.contract.diagnostics import Diagnostic
-from qrspi_guard.contract.generations import FANIN_AUDIT, KEPT_FINDINGS
+from qrspi_guard.contract.generations.fan_in import FANIN_AUDIT, KEPT_FINDINGS
 from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, round_lock
 from qrspi_guard.errors import OutputError
 from qrspi_guard.judge import Judge

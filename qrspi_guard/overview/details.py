@@ -16,7 +16,12 @@ import os
 import re
 from typing import Any
 
-from qrspi_guard.contract.generations import GENERATIONS, Generation, Thresholds
+from qrspi_guard.contract.generations import (
+    DEFAULT_GENERATION,
+    GENERATIONS,
+    Generation,
+    Thresholds,
+)
 from qrspi_guard.contract.layout import Kind, classify_cached
 from qrspi_guard.overview.model import FindingView
 from qrspi_guard.parse.frontmatter import ByteFailure, Document, decode, load_yaml, parse
@@ -92,7 +97,7 @@ def _score(name: str, dir_fd: int | None) -> int | None:
 def findings(round_dir: str, names: list[str], protocol: str,
              thresholds: Thresholds | None = None) -> list[FindingView]:
     """The finding files among *names* (a judged round's file names), in name order."""
-    gen: Generation = GENERATIONS.get(protocol) or GENERATIONS["fan-in"]
+    gen: Generation = GENERATIONS.get(protocol) or DEFAULT_GENERATION
     limits = thresholds or gen.thresholds
     present = set(names)
     suffix = gen.sidecar.suffix
@@ -137,7 +142,7 @@ def from_facts(round_dir: str, facts: list[FileFacts], protocol: str,
     """:func:`findings` from the facts the judge kept while judging the round (no file
     is read again, except a finding whose fields were not all valid: it is shown as its
     frontmatter says)."""
-    gen: Generation = GENERATIONS.get(protocol) or GENERATIONS["fan-in"]
+    gen: Generation = GENERATIONS.get(protocol) or DEFAULT_GENERATION
     limits = thresholds or gen.thresholds
     scores = {f.name: f.score for f in facts if f.kind is Kind.SIDECAR}
     out: list[FindingView] = []

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import re
 
-from qrspi_guard.contract.generations import FAN_IN, FindingContract
+from qrspi_guard.contract.generations import FindingContract
+from qrspi_guard.contract.generations.fan_in import FAN_IN
 from qrspi_guard.contract.layout import FileName, Kind, normalise_step
 from qrspi_guard.parse import fastparse, yamlscalar
 from qrspi_guard.parse.frontmatter import BOM, split

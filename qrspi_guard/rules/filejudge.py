@@ -10,7 +10,12 @@ from __future__ import annotations
 from functools import partial
 
 from qrspi_guard.contract.diagnostics import Diagnostic, diag, untrusted
-from qrspi_guard.contract.generations import FAN_IN
+from qrspi_guard.contract.generations.fan_in import (
+    FAN_IN,
+    fanin_field,
+    fanin_score,
+    frontmatter_lines,
+)
 from qrspi_guard.contract.layout import (
     TASK_ONLY_KINDS,
     FileName,
@@ -21,7 +26,7 @@ from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.fields import shown
 from qrspi_guard.rules.finding import judge_finding, line_reading
 from qrspi_guard.rules.sentinels import judge_clean, judge_vf_skip
-from qrspi_guard.rules.sidecars import fanin_field, fanin_score, frontmatter_lines, judge_sidecar
+from qrspi_guard.rules.sidecars import judge_sidecar
 
 
 def judge_file(fname: FileName, data: bytes, place: Place) -> FileReport:

@@ -8,6 +8,7 @@ from typing import Any
 
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.generations import FindingContract
+from qrspi_guard.contract.generations.fan_in import fanin_field, frontmatter_lines
 from qrspi_guard.contract.layout import (
     FileName,
     Kind,
@@ -25,7 +26,6 @@ from qrspi_guard.rules.fields import (
     shown,
     unknown_keys,
 )
-from qrspi_guard.rules.sidecars import fanin_field, frontmatter_lines
 
 _FEEDBACK_REF_RE = re.compile(r"(?:\./)?feedback/[^/\s]+\.md")
 

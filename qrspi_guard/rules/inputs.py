@@ -91,21 +91,21 @@ def interpret(ref: RoundRef, gen: Generation, inputs: RoundInputs) -> Interprete
             out.verified_totals, out.verified_error = got.totals, got.error
     # fan-in: the audit and the kept list inside
     if inputs.audit is not None:
-        out.audit_path = str(place(".verifier-fan-in-audit.json", False)["path"])
+        audit = gen.output_named("fanin_audit") or ""
+        out.audit_path = str(place(audit, False)["path"])
         out.audit = (Audit(problem=inputs.audit.message)
                      if isinstance(inputs.audit, ReadFailure) else bk.fanin_audit(inputs.audit))
     if inputs.kept is not None:
-        out.kept_path = str(place("kept-findings.txt", False)["path"])
+        kept = gen.output_named("kept_list") or ""
+        out.kept_path = str(place(kept, False)["path"])
         if isinstance(inputs.kept, ReadFailure):
-            out.diags.append(diag("kept_findings_mismatch", f"kept-findings.txt "
-                                  f"{inputs.kept.message}", **place("kept-findings.txt",
-                                                                    False)))  # type: ignore[arg-type]
+            out.diags.append(diag("kept_findings_mismatch", f"{kept} {inputs.kept.message}",
+                                  **place(kept, False)))  # type: ignore[arg-type]
         else:
             lines, problem = bk.kept_list(inputs.kept)
             if problem is not None:
-                out.diags.append(diag("kept_findings_mismatch", f"kept-findings.txt: "
-                                      f"{problem.message}", **place("kept-findings.txt",
-                                                                    False)))  # type: ignore[arg-type]
+                out.diags.append(diag("kept_findings_mismatch", f"{kept}: {problem.message}",
+                                      **place(kept, False)))  # type: ignore[arg-type]
             else:
                 out.kept_lines = lines
     # a task round's dispatch manifest

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from qrspi_guard.contract.generations import FAN_IN, Generation, Thresholds
+from qrspi_guard.contract.generations import DEFAULT_GENERATION, Generation, Thresholds
 from qrspi_guard.contract.layout import Kind, is_fanin_finding_glob
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileFacts
@@ -104,7 +104,7 @@ class GlobFinding:
 
 def fanin_recount(found: list[GlobFinding], sidecar_names: set[str],
                   sidecar_scores: dict[str, int], thresholds: Thresholds,
-                  gen: Generation = FAN_IN,
+                  gen: Generation = DEFAULT_GENERATION,
                   unreadable_sidecars: frozenset[str] = frozenset()) -> FanInRecount:
     """``verifier-fan-in.sh``'s recount: every finding is scored; it halts on an
     unreadable finding, a missing or out-of-enum change_type, a missing,

@@ -27,7 +27,7 @@ from qrspi_guard.contract.layout import (
     is_split_residue,
     round_number,
     status_file_name,
-    verified_file_name,
+    verified_file_names,
 )
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine import RoundResult
@@ -270,7 +270,8 @@ class Watcher:
             newest = max(newest, mtime_or_zero(os.path.join(key, name)))
             self.policy.file_event(os.path.join(key, name), key, EventKind.CREATED)
         self.policy.round_seen(key, age=self.wall() - newest if newest else 0.0)
-        if self.registry.later_round_exists(t) or os.path.isfile(t.verified_path()):
+        if self.registry.later_round_exists(t) or any(
+            os.path.isfile(p) for p in t.verified_paths()):
             self.policy.round_complete(key)
         for side in t.side_files():
             self.side_sigs[side] = sig_or_none(side)
@@ -388,14 +389,15 @@ class Watcher:
             return
         owner = self.registry.side_owner(parent, name)
         if owner is not None:
-            if name == verified_file_name(self.rounds[owner].number):
+            if name in verified_file_names(self.rounds[owner].number):
                 self.policy.round_complete(owner)
             self.policy.mark_dirty(owner)
 
     def evaluate(self, key: str) -> bool:
         """Re-evaluate one round; True when it has entries never seen (settle them first)."""
         t = self.rounds[key]
-        evident = self.registry.later_round_exists(t) or os.path.isfile(t.verified_path())
+        evident = self.registry.later_round_exists(t) or any(
+            os.path.isfile(p) for p in t.verified_paths())
         if not self.policy.is_complete(key) and evident:
             self.policy.round_complete(key)
         complete = self.policy.is_complete(key)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from qrspi_guard.contract.layout import VERIFIED_SUFFIX, is_split_residue
+from qrspi_guard.contract.layout import VERIFIED_SUFFIXES, is_split_residue
 from qrspi_guard.watch.events import EventKind
 from qrspi_guard.watch.judge import ignored, signature
 from qrspi_guard.watch.policy import Policy
@@ -66,7 +66,7 @@ def reconcile_rounds(rounds: dict[str, Tracked], policy: Policy,
             sig2 = sig_or_none(side)
             if sig2 != side_sigs.get(side):
                 side_sigs[side] = sig2
-                if sig2 is not None and side.endswith(VERIFIED_SUFFIX):
+                if sig2 is not None and side.endswith(VERIFIED_SUFFIXES):
                     policy.round_complete(key)
                 policy.mark_dirty(key)
     return listed

@@ -7,18 +7,18 @@ from __future__ import annotations
 import os
 
 from qrspi_guard.contract.layout import (
-    VERIFIED_SUFFIX,
+    VERIFIED_SUFFIXES,
     RoundRef,
     round_side_file,
     side_file_name,
-    verified_file_name,
+    verified_file_names,
 )
 from qrspi_guard.records import record
 from qrspi_guard.watch.judge import RoundJudge
 from qrspi_guard.watch.publish import RoundOutput
 
 #: files beside a round whose change bears on it (the verified file first)
-SIDE_SUFFIXES = (VERIFIED_SUFFIX, "-verifier-disabled.md", "-commit.txt", "-scope-set.txt")
+SIDE_SUFFIXES = (*VERIFIED_SUFFIXES, "-verifier-disabled.md", "-commit.txt", "-scope-set.txt")
 
 
 @record
@@ -46,8 +46,9 @@ class Tracked:
     def step_key(self) -> str:
         return os.path.normpath(self.ref.step_dir)
 
-    def verified_path(self) -> str:
-        return os.path.join(self.ref.step_dir, verified_file_name(self.number))
+    def verified_paths(self) -> list[str]:
+        return [os.path.join(self.ref.step_dir, name)
+                for name in verified_file_names(self.number)]
 
     def side_files(self) -> list[str]:
         return [os.path.join(self.ref.step_dir, side_file_name(self.number, suffix))

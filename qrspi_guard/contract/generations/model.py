@@ -1,22 +1,31 @@
-"""The finding contract and the protocol generations, each as one value.
+"""What a protocol generation is: the types every generation module fills in.
 
 Everything a rule, the fast path, the hook's guidance, ``schema`` or ``explain`` needs
 to know about what reviewers and the verifier write is a field of
 :class:`FindingContract` (shared by every generation) or of :class:`Generation` (what
-differs between apply-fix and fan-in: generations.md §1). Nothing else in the package
+differs between generations: generations.md §1). Nothing else in the package
 restates an enum, a key list, the tag grammar or a threshold; derived forms (compiled
 patterns) are computed from these values, so a narrowed value narrows all of them.
+The generations themselves are modules of this package, listed in its ``__init__``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cached_property
-from typing import Literal
+from typing import Any
 
 from qrspi_guard.records import field, record
 
-GenerationName = Literal["apply-fix", "fan-in"]
+#: At most this many significant digits are read as a number (Python refuses int() of
+#: more than 4,300, and a value must never make a rule's cost grow with it).
+MAX_DIGITS = 1000
+
+#: a generation's name, as `--protocol` and the `protocol` setting spell it
+GenerationName = str
+#: a diagnostic maker (``functools.partial(diag, file=..., path=...)``)
+Report = Callable[..., Any]
 
 
 @record(frozen=True)
@@ -98,15 +107,33 @@ class FindingContract:
         return self.clean_keys + self.clean_variant_keys + self.audit_keys
 
 
+class SidecarFacts:
+    """What the round rules need from a sidecar, whichever generation's grammar read it."""
+
+    __slots__ = ("score", "verify_failed")
+
+    def __init__(self) -> None:
+        self.score: int | None = None  #: the readable score, 0..100
+        self.verify_failed = False
+
+
+#: a sidecar reader: (decoded text, its grammar, a diagnostic maker, where diagnostics go)
+#: -> what the round rules need; it appends every problem to the list and never raises
+SidecarReader = Callable[[str, "SidecarGrammar", Report, list[Any]], SidecarFacts]
+#: a sidecar's JSON Schema, from the finding contract (pydantic imported only when asked)
+SidecarSchema = Callable[["FindingContract"], dict[str, Any]]
+
+
 @record(frozen=True)
 class SidecarGrammar:
     """How one generation's verifier sidecar is written and read."""
 
     suffix: str  #: `.score.yml` or `.score.md`
-    #: "lines": plain `key: value` lines, fences tolerated (apply-fix, contract §4);
-    #: "frontmatter": `---` fences, rules read line-wise from the frontmatter, a body
-    #: of free prose (fan-in, generations.md §2)
-    layout: Literal["lines", "frontmatter"]
+    #: reads and judges one sidecar of this suffix (the generation module's own reader)
+    read: SidecarReader
+    #: ``schema --kind <schema_kind>`` prints :attr:`schema`'s output
+    schema_kind: str
+    schema: SidecarSchema
     #: apply-fix: `087` is score_out_of_range (breaks shell arithmetic); fan-in: 87
     leading_zero_is_error: bool
     #: fan-in: `verifier_status` values and the failed sidecar's reason key
@@ -133,50 +160,32 @@ class Generation:
     zero_score_drops: bool = False
     #: apply-fix: an escalated finding (cites feedback/*.md) is never dropped
     escalation_keeps: bool = False
-    #: verifier outputs written inside the round (fan-in)
-    outputs_inside: frozenset[str] = frozenset()
-    #: the verifier result beside the round (apply-fix: round-NN-verified.md)
+    #: verifier outputs written inside the round (fan-in): (file name, role), the role a
+    #: :class:`qrspi_guard.contract.layout.Kind` value the round rules know how to read
+    #: and recount (``"kept_list"``, ``"fanin_audit"``). Any of them is evidence of the
+    #: generation (generations.md §6)
+    outputs: tuple[tuple[str, str], ...] = ()
+    #: the verifier result beside the round (apply-fix: round-NN-verified.md), recounted
+    #: by the round rules; evidence of the generation too
     verified_beside_suffix: str | None = None
     #: a clean sentinel may omit `round` (the fan-in splitter writes none)
     clean_round_optional: bool = False
     contract: FindingContract = field(default_factory=FindingContract)
 
+    @cached_property
+    def outputs_inside(self) -> frozenset[str]:
+        """The names of :attr:`outputs`."""
+        return frozenset(name for name, _ in self.outputs)
+
+    def output_named(self, role: str) -> str | None:
+        """The name of the output inside the round that plays *role*, if any."""
+        return next((name for name, r in self.outputs if r == role), None)
+
 
 CONTRACT = FindingContract()
 
-KEPT_FINDINGS = "kept-findings.txt"
-FANIN_AUDIT = ".verifier-fan-in-audit.json"
+#: a task round's dispatch manifest (any generation)
 DISPATCH_MANIFEST = ".dispatch-manifest.json"
-
-APPLY_FIX = Generation(
-    name="apply-fix",
-    sidecar=SidecarGrammar(suffix=".score.yml", layout="lines", leading_zero_is_error=True,
-                           reason_required=True),
-    thresholds=Thresholds(style=80, clarity=80, correctness=70),
-    also_accepted=(Thresholds(style=80, clarity=80, correctness=80),),
-    escalation_keeps=True,
-    verified_beside_suffix="-verified.md",
-    contract=CONTRACT,
-)
-
-FAN_IN = Generation(
-    name="fan-in",
-    sidecar=SidecarGrammar(suffix=".score.md", layout="frontmatter",
-                           leading_zero_is_error=False, statuses=("passed", "failed"),
-                           failed_status="failed", failure_reason_key="failure_reason"),
-    thresholds=Thresholds(style=80, clarity=80, correctness=70),
-    zero_score_drops=True,
-    outputs_inside=frozenset({KEPT_FINDINGS, FANIN_AUDIT}),
-    clean_round_optional=True,
-    contract=CONTRACT,
-)
-
-GENERATIONS: dict[str, Generation] = {g.name: g for g in (APPLY_FIX, FAN_IN)}
-#: every generation's sidecar suffix (both are sidecar names, generations.md §2)
-SIDECAR_SUFFIXES: tuple[str, ...] = tuple(g.sidecar.suffix for g in GENERATIONS.values())
-#: when no rule decides a round's generation (generations.md §6, rule 3)
-DEFAULT_GENERATION = FAN_IN
-PROTOCOL_CHOICES: tuple[str, ...] = ("auto", *GENERATIONS)
 
 
 def with_thresholds(gen: Generation, thresholds: Thresholds) -> Generation:
