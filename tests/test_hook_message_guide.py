@@ -14,7 +14,7 @@ import pytest
 
 from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.contract.diagnostics import Diagnostic
-from qrspi_guard.hook.message import render, render_rounds
+from qrspi_guard.hook.message import PLACEHOLDERS, render, render_rounds
 from qrspi_guard.hook.where import Target
 
 SNAPSHOT = Path(__file__).with_name("hook_message_guide.json")
@@ -85,3 +85,18 @@ def test_an_enum_example_offers_the_value_nearest_the_one_found(name: str) -> No
                                                   else "corectness")], "pre")
     assert ("example: severity: high" in text if "sev" in name
             else "example: change_type: correctness" in text)
+
+
+def test_every_catalogue_example_names_only_placeholders_the_hook_fills() -> None:
+    import string
+
+    named = {field for c in CATALOGUE.values()
+             for _, field, _, _ in string.Formatter().parse(c.example) if field is not None}
+    assert named and named <= set(PLACEHOLDERS), named - set(PLACEHOLDERS)
+
+
+def test_a_cause_with_an_example_gets_it_filled_in_from_the_written_files_place() -> None:
+    diag = Diagnostic(cause="reviewer_tag_mismatch", level="error", message="m")
+    text = render(_target("integrate"), [diag], "pre")
+    assert f"    allowed: {CATALOGUE['reviewer_tag_mismatch'].allowed}\n" in text
+    assert "    example: reviewer: codex-gpt5\n" in text
