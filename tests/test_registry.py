@@ -1,7 +1,8 @@
-"""The rule registry: every cause of the catalogue reported by exactly one registered
-rule, each rule's check resolvable, and what is derived from it holding: the fast
-acceptance path declines every file a file or sidecar rule reports (over every cause
-fixture), the hook judges the write scopes, JUnit's error set is the unjudged rules'."""
+"""The rule registry: every cause of the catalogue naming one registered rule (the
+rule's causes derived from the catalogue), each rule's check resolvable, and what is
+derived from it holding: the fast acceptance path declines every file a file or sidecar
+rule reports (over every cause fixture), the hook judges the write scopes, JUnit's
+error set is the unjudged rules'."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ def test_every_cause_is_reported_by_exactly_one_registered_rule() -> None:
     assert set(counts) == set(CATALOGUE)
     assert [c for c, n in counts.items() if n > 1] == []
     assert len({rule.id for rule in registry.RULES}) == len(registry.RULES)
+
+
+def test_every_catalogue_cause_names_a_registered_rule_and_every_rule_has_a_cause() -> None:
+    ids = {rule.id for rule in registry.RULES}
+    assert {c.name: c.rule for c in CATALOGUE.values() if c.rule not in ids} == {}
+    assert [rule.id for rule in registry.RULES if not rule.causes] == []
+    for rule in registry.RULES:
+        assert rule.causes == {c.name for c in CATALOGUE.values() if c.rule == rule.id}
 
 
 @pytest.mark.parametrize("rule", registry.RULES, ids=lambda r: r.id)

@@ -1,17 +1,17 @@
 """The message the agent is shown when the hook blocks: words it can act on.
 
-Every error with its cause, line and field, what was found, what is allowed, the
-catalogue's fix and a corrected example line filled in from the file's path. Every
-string taken from the payload or the file is passed through
+Every error with its cause, line and field, what was found, and the catalogue's
+allowed values, fix and corrected example line, the example's placeholders filled in
+here from the file's path and the value found (:data:`PLACEHOLDERS`). Every string
+taken from the payload or the file is passed through
 :func:`qrspi_guard.textsafe.one_line`, so it can neither add a line nor send an escape.
-The allowed enum values come from :mod:`qrspi_guard.contract.schema`, so they follow the contract.
+The enum values come from :mod:`qrspi_guard.contract.schema`, so they follow the contract.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from qrspi_guard.contract.schema import CHANGE_TYPES, SEVERITIES
 from qrspi_guard.hook.where import Target
@@ -19,6 +19,7 @@ from qrspi_guard.textsafe import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from qrspi_guard.contract.causes import Cause
     from qrspi_guard.contract.diagnostics import Diagnostic
 
 EXPLAIN = "Explain a cause with: qrspi-guard explain <cause>"
@@ -101,7 +102,7 @@ def _errors_and_warnings(diags: list[Diagnostic] | tuple[Diagnostic, ...],
     lines: list[str] = []
     for d in diags:
         if d.level == "error":
-            lines.extend(_render_one(d, ctx, catalogue(d.cause).fix))
+            lines.extend(_render_one(d, ctx, catalogue(d.cause)))
             lines.append("")
     warnings = [d for d in diags if d.level == "warning"]
     if warnings:
@@ -111,7 +112,7 @@ def _errors_and_warnings(diags: list[Diagnostic] | tuple[Diagnostic, ...],
     return lines
 
 
-def _render_one(d: Diagnostic, ctx: _Context, fix: str) -> list[str]:
+def _render_one(d: Diagnostic, ctx: _Context, entry: Cause) -> list[str]:
     at = []
     if d.line is not None:
         at.append(f"line {d.line}")
@@ -119,18 +120,29 @@ def _render_one(d: Diagnostic, ctx: _Context, fix: str) -> list[str]:
         at.append(f"field {one_line(d.field, 60)}")
     out = [f"- {d.cause}" + (f" ({', '.join(at)})" if at else "") + f": "
            f"{one_line(d.message, 300)}"]
-    guide = _GUIDE.get(d.cause)
     found = d.value if d.value is not None else (
         "nothing: the field is absent" if d.cause.startswith("missing_") and d.field else None)
     if found is not None:
         out.append(f"    found:   {one_line(found, 200)}")
-    if guide is not None and guide[0]:
-        out.append(f"    allowed: {guide[0]}")
-    out.append(f"    fix:     {fix}")
-    example = guide[1](ctx, d) if guide is not None and guide[1] is not None else None
+    if entry.allowed:
+        out.append(f"    allowed: {entry.allowed}")
+    out.append(f"    fix:     {entry.fix}")
+    example = entry.example.format_map(_Values(ctx, d)) if entry.example else ""
     if example:
         out.append(f"    example: {one_line(example, 200)}")
     return out
+
+
+class _Values(dict[str, str]):
+    """The placeholder values of an example template, each computed on first use."""
+
+    def __init__(self, ctx: _Context, d: Diagnostic) -> None:
+        super().__init__()
+        self.ctx, self.d = ctx, d
+
+    def __missing__(self, key: str) -> str:
+        value = self[key] = PLACEHOLDERS[key](self.ctx, self.d)
+        return value
 
 
 def _closest(value: str | None, allowed: tuple[str, ...], default: str) -> str:
@@ -155,7 +167,7 @@ def _artifact(ctx: _Context) -> str:
     return "integration" if ctx.step in ("integrate", "implement-gate") else ctx.step
 
 
-def _coexist_example(ctx: _Context) -> str:
+def _coexist(ctx: _Context) -> str:
     tag = _tag(ctx)
     if ctx.clean:
         return (f"no {tag}.clean.md while {tag} has finding files; delete the finding files "
@@ -163,67 +175,21 @@ def _coexist_example(ctx: _Context) -> str:
     return f"delete the stale {tag}.clean.md first, then write this finding"
 
 
-_ROUND = "the round directory's number, e.g. round: 3 for round-03"
-_NAMES = "<tag>.finding-F<NN>.md, <tag>.clean.md, <tag>.finding-F<NN>.score.yml"
 _SEVERITY = "medium" if "medium" in SEVERITIES else SEVERITIES[0]
 _CHANGE = "correctness" if "correctness" in CHANGE_TYPES else CHANGE_TYPES[0]
-_Example = Callable[[_Context, Any], str] | None
 
-#: cause -> (what is allowed, a corrected example line)
-_GUIDE: dict[str, tuple[str, _Example]] = {
-    "missing_finding_id": ("R<round>-F<NN>", lambda c, d: f"finding_id: {_fid(c)}"),
-    "finding_id_malformed": ("R<round>-F<NN>", lambda c, d: f"finding_id: {_fid(c)}"),
-    "fnum_mismatch": ("the F number of the file name", lambda c, d: f"finding_id: {_fid(c)}"),
-    "duplicate_finding_id": ("one finding_id per finding of a tag in a round",
-                             lambda c, d: f"finding_id: {_fid(c)}"),
-    "missing_severity": (", ".join(SEVERITIES), lambda c, d: f"severity: {_SEVERITY}"),
-    "severity_out_of_enum": (", ".join(SEVERITIES), lambda c, d:
-                             f"severity: {_closest(d.value, SEVERITIES, _SEVERITY)}"),
-    "missing_change_type": (", ".join(CHANGE_TYPES), lambda c, d: f"change_type: {_CHANGE}"),
-    "change_type_out_of_enum": (", ".join(CHANGE_TYPES), lambda c, d:
-                                f"change_type: {_closest(d.value, CHANGE_TYPES, _CHANGE)}"),
-    "escalation_required": ("intent, for a finding citing feedback/*.md",
-                            lambda c, d: "change_type: intent"),
-    "missing_referenced_files": ("a list of strings, possibly empty",
-                                 lambda c, d: "referenced_files: [design.md:L40-L52]"),
-    "referenced_files_not_list": ("a list of strings, possibly empty",
-                                  lambda c, d: "referenced_files: [design.md:L40-L52]"),
-    "missing_artifact": ("the step name", lambda c, d: f"artifact: {_artifact(c)}"),
-    "artifact_step_mismatch": ("the step name", lambda c, d: f"artifact: {_artifact(c)}"),
-    "missing_round": (_ROUND, lambda c, d: f"round: {c.round or 1}"),
-    "round_not_integer": (_ROUND, lambda c, d: f"round: {c.round or 1}"),
-    "round_mismatch": ("the same number in the directory, round: and finding_id",
-                       lambda c, d: f"round: {c.round or 1}  and  finding_id: {_fid(c)}"),
-    "missing_reviewer": ("the tag in the file name",
-                         lambda c, d: f"reviewer: {_tag(c)}"),
-    "reviewer_tag_mismatch": ("the tag in the file name (you may write only under your own "
-                              "tag)", lambda c, d: f"reviewer: {_tag(c)}"),
-    "missing_message": ("non-blank prose after the closing ---",
-                        lambda c, d: "(after the closing --- and a blank line) What is wrong, "
-                        "why it matters, what would fix it."),
-    "combined_findings": ("one finding per file", lambda c, d:
-                          f"the next finding goes in {_tag(c)}.finding-F"
-                          f"{(c.fnum or 1) + 1:02d}.md"),
-    "no_frontmatter": ("a first line ---, the fields, a line ---, then the prose",
-                       lambda c, d: "---"),
-    "malformed_yaml": ("plain `key: value` lines", lambda c, d: f"severity: {_SEVERITY}"),
-    "duplicate_key": ("each key once", None),
-    "clean_nonzero_findings": ("findings: 0", lambda c, d: "findings: 0"),
-    "clean_and_findings_coexist": ("either finding files or one clean sentinel per tag",
-                                   lambda c, d: _coexist_example(c)),
-    "crlf_line_endings": ("LF line endings only", None),
-    "not_utf8": ("UTF-8 text", None),
-    "file_too_large": ("at most 1 MiB", None),
-    "bad_tag_name": ("lower-case letters, digits and hyphens, e.g. quality-claude",
-                     lambda c, d: "quality-claude.finding-F01.md"),
-    "bad_finding_filename": ("<tag>.finding-F<NN>.md, two or more digits",
-                             lambda c, d: f"{_tag(c)}.finding-F01.md"),
-    "unknown_file_in_round_dir": (_NAMES, lambda c, d: f"{_tag(c)}.finding-F01.md"),
-    "symlink_in_round_dir": ("regular files only", None),
-    "bad_round_dir_name": ("round-NN, two or more digits, >= 01",
-                           lambda c, d: f"reviews/{c.step}/round-01/"),
-    "sidecar_malformed": ("score: <0..100> or VERIFY_FAILED, and reason: <one sentence>",
-                          lambda c, d: "score: 85"),
-    "score_out_of_range": ("an integer 0..100 without leading zeros or sign",
-                           lambda c, d: "score: 85"),
+#: placeholder -> its value for the written file (*ctx*) and the diagnostic: what the
+#: catalogue's example templates may name
+PLACEHOLDERS: dict[str, Callable[[_Context, Diagnostic], str]] = {
+    "finding_id": lambda c, d: _fid(c),
+    "tag": lambda c, d: _tag(c),
+    "round": lambda c, d: str(c.round or 1),
+    "step": lambda c, d: c.step,
+    "artifact": lambda c, d: _artifact(c),
+    "severity": lambda c, d: _SEVERITY,
+    "change_type": lambda c, d: _CHANGE,
+    "closest_severity": lambda c, d: _closest(d.value, SEVERITIES, _SEVERITY),
+    "closest_change_type": lambda c, d: _closest(d.value, CHANGE_TYPES, _CHANGE),
+    "next_finding": lambda c, d: f"{_tag(c)}.finding-F{(c.fnum or 1) + 1:02d}.md",
+    "coexist": lambda c, d: _coexist(c),
 }

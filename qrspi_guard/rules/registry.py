@@ -1,6 +1,8 @@
 """Every rule as a registered unit: an id, the scope it reads, the causes it reports and
-the function that checks it (as yamllint's ``rules/``). Each cause of the catalogue is
-reported by exactly one rule here (``tests/test_registry.py`` enumerates them).
+the function that checks it (as yamllint's ``rules/``). Each cause of the catalogue
+names the one rule that reports it (its ``rule`` column); a rule's causes are derived
+from there, so a new cause touches the catalogue, not this list
+(``tests/test_registry.py`` checks every cause names a rule here and every rule has one).
 
 Scopes, from the narrowest:
 
@@ -27,6 +29,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
+from qrspi_guard.contract.causes import CATALOGUE
+
 Scope = Literal["entry", "file", "sidecar", "tag", "round", "run", "layout", "split"]
 
 
@@ -47,48 +51,29 @@ class Rule(NamedTuple):
         return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def _rule(id: str, scope: Scope, causes: str, check: str, judged: bool = True) -> Rule:
-    return Rule(id, scope, frozenset(causes.split()), f"qrspi_guard.{check}", judged)
+def _rule(id: str, scope: Scope, check: str, judged: bool = True) -> Rule:
+    causes = frozenset(c.name for c in CATALOGUE.values() if c.rule == id)
+    return Rule(id, scope, causes, f"qrspi_guard.{check}", judged)
 
 
 RULES: tuple[Rule, ...] = (
-    _rule("read", "entry", "unreadable_file unreadable_dir", "engine.entries:read_round",
-          judged=False),
-    _rule("names", "entry", "bad_tag_name bad_finding_filename unknown_file_in_round_dir "
-          "symlink_in_round_dir clean_noncanonical", "engine.entries:judge_entry"),
-    _rule("residue", "entry", "split_incomplete", "rules.splitresidue:residue_diagnostics"),
-    _rule("bytes", "file", "file_too_large not_utf8 utf8_bom crlf_line_endings "
-          "trailing_newline no_frontmatter malformed_yaml duplicate_key",
-          "rules.filejudge:judge_file"),
-    _rule("finding", "file", "missing_finding_id finding_id_malformed missing_severity "
-          "severity_out_of_enum missing_change_type change_type_out_of_enum "
-          "missing_referenced_files referenced_files_not_list referenced_files_malformed "
-          "missing_artifact missing_reviewer missing_message combined_findings "
-          "reviewer_tag_mismatch fnum_mismatch artifact_step_mismatch escalation_required",
-          "rules.finding:judge_finding"),
-    _rule("fields", "file", "missing_round round_not_integer round_mismatch "
-          "unknown_frontmatter_key", "rules.fields:field_reporters"),
-    _rule("sentinel", "file", "clean_nonzero_findings clean_has_body vf_sentinel_invalid",
-          "rules.sentinels:judge_clean"),
-    _rule("sidecar", "sidecar", "sidecar_malformed score_out_of_range",
-          "rules.sidecars:judge_sidecar"),
-    _rule("sidecar-suffix", "sidecar", "sidecar_wrong_extension", "rules.rounds:tag_rules"),
-    _rule("tag-pairs", "tag", "duplicate_finding_id clean_and_findings_coexist",
-          "rules.rounds:tag_rules"),
-    _rule("tag-outcome", "round", "fnum_gap orphan_sidecar verify_failed",
-          "rules.rounds:tag_rules"),
-    _rule("completion", "round", "expected_tag_no_output unrouted_tag sidecar_missing "
-          "verified_totals_mismatch fanin_audit_malformed fanin_audit_mismatch "
-          "kept_findings_mismatch", "rules.rounds:completion_rules"),
-    _rule("inputs", "round", "commit_anchor_malformed scope_set_malformed "
-          "verifier_marker_invalid dispatch_manifest_malformed", "rules.inputs:interpret"),
-    _rule("route", "round", "step_not_on_route", "rules.placement:off_route"),
-    _rule("config", "run", "config_missing config_field_missing config_field_invalid "
-          "config_key_conflict config_legacy_key config_field_defaulted "
-          "config_key_outside_frontmatter config_inline_comment", "rules.config:config_from"),
-    _rule("layout", "layout", "bad_round_dir_name legacy_layout unknown_step_dir",
-          "engine.discover:discover_dir"),
-    _rule("split", "split", "split_would_mix_attempts", "split.plan:plan_split"),
+    _rule("read", "entry", "engine.entries:read_round", judged=False),
+    _rule("names", "entry", "engine.entries:judge_entry"),
+    _rule("residue", "entry", "rules.splitresidue:residue_diagnostics"),
+    _rule("bytes", "file", "rules.filejudge:judge_file"),
+    _rule("finding", "file", "rules.finding:judge_finding"),
+    _rule("fields", "file", "rules.fields:field_reporters"),
+    _rule("sentinel", "file", "rules.sentinels:judge_clean"),
+    _rule("sidecar", "sidecar", "rules.sidecars:judge_sidecar"),
+    _rule("sidecar-suffix", "sidecar", "rules.rounds:tag_rules"),
+    _rule("tag-pairs", "tag", "rules.rounds:tag_rules"),
+    _rule("tag-outcome", "round", "rules.rounds:tag_rules"),
+    _rule("completion", "round", "rules.rounds:completion_rules"),
+    _rule("inputs", "round", "rules.inputs:interpret"),
+    _rule("route", "round", "rules.placement:off_route"),
+    _rule("config", "run", "rules.config:config_from"),
+    _rule("layout", "layout", "engine.discover:discover_dir"),
+    _rule("split", "split", "split.plan:plan_split"),
 )
 
 SCOPE_OF: dict[str, Scope] = {cause: rule.scope for rule in RULES for cause in rule.causes}
