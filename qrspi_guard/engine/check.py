@@ -79,7 +79,7 @@ def _judge_loose(path: str) -> list[Diagnostic]:
     directory, name = os.path.split(path)
     ref = pseudo_round(directory or ".", None, None)
     report, problem = judge_entry(ref, classify(name), os.path.islink(path), _LooseReader(path),
-                                  Place(path, None, None))
+                                  Place(ref.round_dir, None, None))
     diags = [problem] if problem is not None else []
     return diags + (report.diagnostics if report is not None else [])
 
