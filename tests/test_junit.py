@@ -88,7 +88,7 @@ def test_xml_illegal_characters_are_escaped_in_every_attribute_and_text_node() -
     rr = RoundResult(ref, "halt", [d, w, t], RunConfig(path=None), expected_tags=[ILLEGAL],
                      file_names=[f"{ILLEGAL}.md"])
     run_level = Diagnostic(cause="config_missing", level="error", message=ILLEGAL, path=ILLEGAL)
-    result = CheckResult(rounds=[rr], diagnostics=[run_level, d, w, t], files=1)
+    result = CheckResult(rounds=[rr], outside={0: [run_level]}, files=1)
     text = render(result, ReportOptions())
     root = ET.fromstring(text)  # well-formed XML
     validate_junit_10(text)

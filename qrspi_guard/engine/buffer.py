@@ -42,12 +42,11 @@ def check_buffer(path: str, data: bytes, overrides: Overrides | None = None,
                      status="halt" if any(d.level == "error" for d in mine) else "ok")
         result.rounds.append(rr)
         result.files = 1
-        result.diagnostics = mine
         return result
     if classify(name).kind in OUTPUT_KINDS:  # a finding outside any round
         result.files = 1
-        result.diagnostics = kept(judge_file(classify(name), data, Place(path, None, None)
-                                         ).diagnostics, keep)
+        result.outside[0] = kept(judge_file(classify(name), data, Place(path, None, None)
+                                            ).diagnostics, keep)
         return result
     result.not_in_round.append(path)
     return result

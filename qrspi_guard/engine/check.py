@@ -38,12 +38,14 @@ def check_paths(paths: Iterable[str], overrides: Overrides | None = None,
     the_plan = plan(list(paths) or ["."], overrides)
     ctx = Context.for_check(overrides)
     refs = list(the_plan.rounds.values())
-    runs, first_use = RunConfigs(overrides, ctx.sides, keep).for_rounds(refs)
-    result = CheckResult(not_in_round=the_plan.not_in_round)
-    diags: list[Diagnostic] = kept(list(the_plan.layout), keep)
+    runs, runs_at = RunConfigs(overrides, ctx.sides, keep).for_rounds(refs)
+    result = CheckResult(runs_at=runs_at, not_in_round=the_plan.not_in_round)
+    outside: list[Diagnostic] = kept(list(the_plan.layout), keep)
     for path in the_plan.loose:
         result.files += 1
-        diags.extend(kept(_judge_loose(path), keep))
+        outside.extend(kept(_judge_loose(path), keep))
+    if outside:
+        result.outside[0] = outside
     if jobs(len(refs)) > 1:
         assert ctx.resolver is not None
         ctx.resolver.prepare(refs)  # decided once, shared by the forked workers
@@ -58,8 +60,7 @@ def check_paths(paths: Iterable[str], overrides: Overrides | None = None,
     def decode(i: int, state: dict[str, Any]) -> RoundResult:
         return RoundResult(run=runs[i], **state)
 
-    for i, rr in enumerate(ordered_map(one, len(refs), encode, decode)):
-        diags.extend(first_use.get(i, ()))
+    for rr in ordered_map(one, len(refs), encode, decode):
         # Rounds repeat the same names and tags: keep one copy of each list, so that
         # memory stays flat however many rounds there are.
         rr.file_names = shared.setdefault(tuple(rr.file_names), rr.file_names)
@@ -67,8 +68,6 @@ def check_paths(paths: Iterable[str], overrides: Overrides | None = None,
         rr.reported_tags = shared.setdefault(tuple(rr.reported_tags), rr.reported_tags)
         result.rounds.append(rr)
         result.files += rr.files
-        diags.extend(rr.diagnostics)
-    result.diagnostics = diags
     return result
 
 
@@ -80,7 +79,7 @@ def _judge_loose(path: str) -> list[Diagnostic]:
     directory, name = os.path.split(path)
     ref = pseudo_round(directory or ".", None, None)
     report, problem = judge_entry(ref, classify(name), os.path.islink(path), _LooseReader(path),
-                                  Place(path, None, None))
+                                  Place(ref.round_dir, None, None))
     diags = [problem] if problem is not None else []
     return diags + (report.diagnostics if report is not None else [])
 

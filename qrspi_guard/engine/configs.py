@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 
-from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.contract.runconfig import CONFIG_NAME, Overrides, RunConfig
 from qrspi_guard.engine.history import ConfigHistory
@@ -80,10 +79,10 @@ class RunConfigs:
             got = self._real[artifact_dir] = os.path.realpath(artifact_dir)
         return got
 
-    def for_rounds(self, refs: list[RoundRef]
-                   ) -> tuple[list[RunConfig], dict[int, list[Diagnostic]]]:
-        """(each round's RunConfig, {round index: the run diagnostics first seen there}):
-        config diagnostics are reported once per distinct config text."""
+    def for_rounds(self, refs: list[RoundRef]) -> tuple[list[RunConfig], frozenset[int]]:
+        """(each round's RunConfig, the indices of the rounds that report their run's
+        diagnostics): config diagnostics are reported once per distinct config text, by
+        the first round judged with it."""
         commits = self._commits(refs)
         blobs: dict[tuple[str, str], bytes] = {}
         if commits:
@@ -93,7 +92,7 @@ class RunConfigs:
         texts: dict[tuple[str | None, bytes | None], bool] = {}
         worktree: dict[str | None, bytes | None] = {}
         runs: list[RunConfig] = []
-        first_use: dict[int, list[Diagnostic]] = {}
+        first_use: set[int] = set()
         for i, ref in enumerate(refs):
             key = self._key(ref.artifact_dir)
             path = config_path(ref.artifact_dir, self.overrides)
@@ -112,9 +111,9 @@ class RunConfigs:
                                                           source, why)
                 if (key, data) not in texts:
                     texts[(key, data)] = True
-                    first_use[i] = cfg.diagnostics
+                    first_use.add(i)
             runs.append(cfg)
-        return runs, first_use
+        return runs, frozenset(first_use)
 
     def _commits(self, refs: list[RoundRef]) -> dict[int, tuple[str, str]]:
         """{round index: (config.md path, SHA)} for rounds with a well-formed commit anchor

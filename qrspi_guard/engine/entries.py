@@ -61,16 +61,13 @@ class Context:
         return cls(overrides, SideFiles(cache=True))
 
 
-def _join(base: str, name: str) -> str:
-    return name if base in ("", ".") else os.path.join(base, name)
-
-
 class EntryReader(Protocol):
     def read(self, name: str) -> bytes | ReadFailure: ...
 
 
 def place_of(ref: RoundRef, gen: Generation = DEFAULT_GENERATION,
              fanin_fields: bool = False) -> Place:
+    """The round's own place (its entries': :meth:`Place.entry`)."""
     return Place(ref.round_dir, ref.step if ref.kind != "unknown_step" else None, ref.round,
                  ref.is_task or ref.kind == "unknown_step", gen, fanin_fields)
 
@@ -82,9 +79,9 @@ def _facts(fname: FileName) -> FileFacts:
 def _not_judged(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryReader,
                 place: Place, output: bool) -> tuple[FileReport | None, Diagnostic | None]:
     """An entry whose content the per-file rules do not read: a link, a name the round's
-    rules judge, or a name with a rule of its own."""
+    rules judge, or a name with a rule of its own. *place* is the entry's."""
     name = fname.name
-    path = _join(ref.round_dir, name)
+    path = place.path
     kind = fname.kind
     facts = _facts(fname)
     if is_symlink:  # whatever its name says, a link is a link
@@ -98,7 +95,7 @@ def _not_judged(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryR
             "clean_noncanonical", f"{name} is await-round.sh's clean marker; the protocol's "
             f"clean sentinel is {fname.tag}.clean.md (reviewer, round, findings: 0)",
             file=name, path=path, step=ref.step, round=ref.round)]), None
-    problem = name_rule(fname, Place(path, place.step, place.round, place.is_task, place.gen))
+    problem = name_rule(fname, place)
     if place.fanin_fields and kind in (Kind.BAD_TAG, Kind.BAD_FINDING_NAME) and (
             is_fanin_finding_glob(name) or name.endswith(FAN_IN_SUFFIX)):
         # the fan-in counts and scores it whatever its name: its recount needs it
@@ -115,8 +112,10 @@ def _not_judged(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryR
 def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryReader,
                 place: Place | None = None) -> tuple[FileReport | None, Diagnostic | None]:
     """One round-directory entry: its name rule, a link or a read failure, else the
-    per-file rules. Returns (report, entry diagnostic); no report for entries that are
-    not reviewer output. ``check``, ``watch`` and ``hook`` judge entries through here."""
+    per-file rules, under the round's *place* (:func:`place_of`; the entry's own is made
+    from it once, and only when a rule needs it: never for a file the fast path
+    accepts). Returns (report, entry diagnostic); no report for entries that are not
+    reviewer output. ``check``, ``watch`` and ``hook`` judge entries through here."""
     place = place or place_of(ref)
     name = fname.name
     kind = fname.kind
@@ -132,14 +131,12 @@ def judge_entry(ref: RoundRef, fname: FileName, is_symlink: bool, reader: EntryR
         if isinstance(data, ReadFailure):
             return (FileReport(_facts(fname)),
                     diag("unreadable_file", f"{name} {data.message}", file=name,
-                         path=_join(ref.round_dir, name), step=ref.step, round=ref.round))
+                         path=place.entry(name).path, step=ref.step, round=ref.round))
     else:
-        return _not_judged(ref, fname, is_symlink, reader, place, output)
+        return _not_judged(ref, fname, is_symlink, reader, place.entry(name), output)
     report = fast_report(fname, data, place) if fm.FASTPATH else None
     if report is None:
-        report = judge_file(fname, data, Place(_join(ref.round_dir, name), place.step,
-                                               place.round, place.is_task, place.gen,
-                                               place.fanin_fields))
+        report = judge_file(fname, data, place.entry(name))
     return report, None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Literal, Protocol
 
 from qrspi_guard.contract.diagnostics import Diagnostic
@@ -69,15 +69,43 @@ class RoundResult:
 
 @record
 class CheckResult:
+    """A whole check's verdict. Each diagnostic is held once: a round's in its
+    :class:`RoundResult`, a run's (config.md's) in the run of the rounds that report it
+    (:attr:`runs_at`), and those of no round in :attr:`outside`. :attr:`diagnostics` is
+    every one of them, in order."""
+
     rounds: list[RoundResult] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)  #: every diagnostic, in order
+    #: diagnostics that belong to no round (layout, files judged outside any round), by
+    #: how many of :attr:`rounds` come before them (0 in one check; a merge of checks
+    #: places each one's after the rounds of those before it)
+    outside: dict[int, list[Diagnostic]] = field(default_factory=dict)
+    #: the rounds (by index) that report their run's diagnostics: the first judged by
+    #: each distinct config.md text (its other rounds share them without reporting them)
+    runs_at: frozenset[int] = frozenset()
     files: int = 0
     not_in_round: list[str] = field(default_factory=list)  #: file arguments outside rounds
     #: (diagnostics left out, entries fixed) when a baseline was applied (cli.md)
     baseline: tuple[int, int] | None = None
 
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every diagnostic, in order: those of no round placed before a round, then each
+        round's run diagnostics (where :attr:`runs_at` reports them) and its own."""
+        return list(self._each())
+
+    def _each(self) -> Iterator[Diagnostic]:
+        outside, runs_at = self.outside, self.runs_at
+        for i, rr in enumerate(self.rounds):
+            if i in outside:
+                yield from outside[i]
+            if i in runs_at:
+                yield from rr.run.diagnostics
+            yield from rr.diagnostics
+        for i in sorted(k for k in outside if k >= len(self.rounds)):
+            yield from outside[i]
+
     def count(self, level: str) -> int:
-        return sum(1 for d in self.diagnostics if d.level == level)
+        return sum(1 for d in self._each() if d.level == level)
 
     def failed(self, strict: bool = False) -> bool:
         return self.count("error") > 0 or (strict and self.count("warning") > 0)

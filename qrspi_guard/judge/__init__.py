@@ -198,9 +198,14 @@ def merge(results: Sequence[CheckResult]) -> CheckResult:
     if len(results) == 1:
         return results[0]
     out = CheckResult()
+    runs_at: set[int] = set()
     for r in results:
+        before = len(out.rounds)
+        for i, diags in r.outside.items():
+            out.outside.setdefault(before + i, []).extend(diags)
+        runs_at.update(before + i for i in r.runs_at)
         out.rounds.extend(r.rounds)
-        out.diagnostics.extend(r.diagnostics)
         out.files += r.files
         out.not_in_round.extend(r.not_in_round)
+    out.runs_at = frozenset(runs_at)
     return out

@@ -180,9 +180,9 @@ def apply_baseline(result: CheckResult, baseline: Baseline,
     many entries within *scope* (default: all) no longer occur. Never changes
     *result*."""
     matched: set[Entry] = set()
-    drop: set[int] = set()  # the rounds hold the very objects of result.diagnostics
-    entries = entries_of(result.diagnostics, baseline.root)
-    for d, entry in zip(result.diagnostics, entries, strict=True):
+    drop: set[int] = set()  # result.diagnostics are the very objects its parts hold
+    diags = result.diagnostics
+    for d, entry in zip(diags, entries_of(diags, baseline.root), strict=True):
         if entry in baseline.entries:
             matched.add(entry)
             drop.add(id(d))
@@ -193,7 +193,8 @@ def apply_baseline(result: CheckResult, baseline: Baseline,
     outcome = Outcome(len(drop), len(gone))
     runs: dict[int, list[Diagnostic]] = {}
     filtered = replace(result,
-                       diagnostics=[d for d in result.diagnostics if id(d) not in drop],
+                       outside={i: [d for d in diags if id(d) not in drop]
+                                for i, diags in result.outside.items()},
                        rounds=[_restatus(r, drop, runs) for r in result.rounds],
                        baseline=(outcome.in_baseline, outcome.fixed))
     return filtered, outcome

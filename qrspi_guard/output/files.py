@@ -20,32 +20,31 @@ A failure raises :class:`~qrspi_guard.errors.OutputError` (its one line names th
 and the reason). EINTR is retried.
 
 The fault seam, for tests: every disk step calls :func:`fault` first, and end-to-end
-tests set ``QRSPI_GUARD_WRITE_FAULT=ACTION@STEP[:NAME]`` for the console script (steps
-``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``, ``unlink``; NAME a target's
-base name; ACTION ``kill``, ``enospc``, ``erofs``, ``eacces``, ``eintr``, ``eio``; the
-fault fires once, at the first matching step).
+tests set ``QRSPI_GUARD_WRITE_FAULT=ACTION@STEP[:NAME]`` for the console script, in the
+grammar of every fault seam (:mod:`qrspi_guard.faults`), a target's base name after a
+colon (steps ``create``, ``write``, ``sync``, ``rename``, ``dirsync``, ``append``,
+``unlink``; ACTION ``kill``, ``stop``, ``enospc``, ``erofs``, ``eacces``, ``eintr``,
+``eio``; the fault fires once in a process, at the first matching step).
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import signal
 import stat
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
 from qrspi_guard.errors import OutputError
+from qrspi_guard.faults import EnvFault
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.textsafe import one_line
 
 ENV = "QRSPI_GUARD_WRITE_FAULT"
 TEMP_PREFIX = ".guard-"
 TEMP_SUFFIX = ".tmp"
-_ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eacces": errno.EACCES,
-           "eintr": errno.EINTR, "eio": errno.EIO}
-_fired = False
+_SEAM = EnvFault(ENV, ":")
 #: how long a step summary FIFO may leave a write unread before the append gives up
 SUMMARY_WAIT = 10.0
 T = TypeVar("T")
@@ -53,20 +52,7 @@ T = TypeVar("T")
 
 def fault(step: str, path: str) -> None:
     """The fault seam: raise or die here when ``QRSPI_GUARD_WRITE_FAULT`` says so."""
-    global _fired
-    spec = os.environ.get(ENV)
-    if not spec or _fired:
-        return
-    action, _, where = spec.partition("@")
-    want_step, _, want_name = where.partition(":")
-    if want_step != step or (want_name and want_name != os.path.basename(path)):
-        return
-    _fired = True
-    if action == "kill":
-        os.kill(os.getpid(), signal.SIGKILL)
-    code = _ERRORS.get(action)
-    if code is not None:
-        raise OSError(code, os.strerror(code))
+    _SEAM(step, os.path.basename(path))
 
 
 def _retrying(step: str, path: str, call: Callable[[], T]) -> T:

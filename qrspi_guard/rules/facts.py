@@ -3,6 +3,8 @@ generation), the facts the round rules need, and the per-file report."""
 
 from __future__ import annotations
 
+import os
+
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.generations import DEFAULT_GENERATION, Generation
 from qrspi_guard.contract.layout import Kind
@@ -12,7 +14,8 @@ from qrspi_guard.records import field, record
 @record(frozen=True)
 class Place:
     """Where a file is: its display path, its round's step and number, and the protocol
-    generation the round is judged by."""
+    generation the round is judged by. A round's own place (its path the round
+    directory) gives each of its entries theirs (:meth:`entry`)."""
 
     path: str
     step: str | None  #: step directory name, e.g. `design`, `integration`, `task-03`
@@ -22,6 +25,13 @@ class Place:
     #: read each finding's `change_type:` line as the fan-in does (a verified fan-in
     #: round: its recount needs it)
     fanin_fields: bool = False
+
+    def entry(self, name: str) -> Place:
+        """The place of the entry *name* of this round directory: the same round, its
+        path the directory's joined with *name* (just *name* in ``.``)."""
+        base = self.path
+        return Place(name if base in ("", ".") else os.path.join(base, name), self.step,
+                     self.round, self.is_task, self.gen, self.fanin_fields)
 
 
 @record

@@ -247,7 +247,8 @@ def apply_selection(result: CheckResult | RoundResult | Sequence[Diagnostic],
             return result
         runs: dict[int, RunConfig] = {}
         return replace(result, rounds=[_round(r, selection, runs) for r in result.rounds],
-                       diagnostics=selection.filter(result.diagnostics))
+                       outside={i: selection.filter(diags)
+                                for i, diags in result.outside.items()})
     if isinstance(result, RoundResult):
         return result if selection.everything else _round(result, selection, {})
     return list(result) if selection.everything else selection.filter(result)
