@@ -287,3 +287,30 @@ def test_load_yaml_gives_the_same_document_with_the_fast_path_off(monkeypatch: A
                 (slow.key_lines, slow.raw, slow.duplicates)
         else:
             assert fast == slow
+
+
+def test_a_line_read_before_reads_the_same_and_gives_each_reading_its_own_list() -> None:
+    text = ("severity: high\nreferenced_files: [a.md, 'b.md']\nrefs:\n  - x.md\n  - 'y'\n"
+            "round: 3\n")
+    first = fastparse.parse(text)
+    second = fastparse.parse(text)  # every line now from the cache
+    assert first is not None and first == second
+    assert first[0]["referenced_files"] is not second[0]["referenced_files"]
+    assert first[0]["refs"] is not second[0]["refs"]
+    first[0]["referenced_files"].append("changed")
+    assert fastparse.parse(text) == second
+    # a line that declined declines again, from the cache
+    for declined in ("a: 1.5\n", "yes: x\n", "a: b\n  - c\n"):
+        assert fastparse.parse(declined) is None
+        assert fastparse.parse(declined) is None
+
+
+def test_the_line_cache_is_bounded_in_lines_and_in_line_length() -> None:
+    for n in range(fastparse._CACHE_SIZE * 2 + 5):
+        assert fastparse.parse(f"k{n}: v{n}\n") is not None
+        assert len(fastparse._LINES) <= fastparse._CACHE_SIZE
+    long_line = "k: " + "v" * fastparse._CACHED_LINE
+    assert fastparse.parse(long_line + "\n") == ({"k": "v" * fastparse._CACHED_LINE},
+                                                 {"k": 0}, {"k": "v" * fastparse._CACHED_LINE},
+                                                 [])
+    assert long_line not in fastparse._LINES

@@ -102,14 +102,65 @@ _LINE = Lazy(r"([A-Za-z_][A-Za-z0-9_-]{0,127}): +(?:"
               rf"|\[ *((?:{_FLOW_ITEM_SRC}(?: *, *{_FLOW_ITEM_SRC})*)?) *\]"
               r")(?:[ \t]*|[ \t]+#.*)")
 _FLOW_ITEM = Lazy(rf"({_PLAIN_TOKEN})|'([^',\n]*)'|\"([^\",\\\n]*)\"")
-#: Characters whose absence lets the canonical two-pass reading be tried.
-_NOT_CANONICAL = ("#", "'", '"', "\n\n", "\n-", "\n ", "\t")
+
+
+#: key lines and block-list items read before, in this process: the same line always
+#: reads the same (its reading depends on nothing else; a key line starts with a letter,
+#: an item with a space or `-`), and reviewers repeat most of theirs (`severity:
+#: high`, `artifact: design`, `round: 3`). Bounded: lines up to :data:`_CACHED_LINE`
+#: characters, emptied when :data:`_CACHE_SIZE` lines are held (at most about 1 MB).
+_LINES: dict[str, Any] = {}
+#: a line :func:`_key_line` leaves to the long way
+_OTHER = object()
+_CACHE_SIZE = 4096
+_CACHED_LINE = 200
+
+
+def _remember(line: str, got: Any) -> Any:
+    """*got*, the reading of *line*, held for the next time *line* is read."""
+    if len(line) <= _CACHED_LINE:
+        if len(_LINES) >= _CACHE_SIZE:
+            _LINES.clear()
+        _LINES[line] = got
+    return got
+
+
+def _key_line(line: str) -> object:
+    """A one-line ``key: value`` line of the common shape, read: (key, value, plain text),
+    a flow list's value as a tuple (each reading gets a list of its own); DECLINE when it
+    reads as something the C loader must read; :data:`_OTHER` when it is not of the
+    common shape (the long way reads it)."""
+    m = _LINE.fullmatch(line)
+    if m is None:
+        return _OTHER
+    key, plain, single, double, flow = m.groups()
+    if key in BOOL_WORDS or key in NULL_WORDS:
+        return DECLINE  # a key that reads as a bool or null
+    value: Any
+    if plain is not None:
+        value = resolve(plain)
+        if value is DECLINE:
+            return DECLINE
+        return key, value, plain
+    if flow is not None:
+        items = []
+        for p, q, qq in _FLOW_ITEM.findall(flow):
+            if p:
+                item = resolve(p)
+                if item is DECLINE:
+                    return DECLINE
+                items.append(item)
+            else:
+                items.append(q or qq)
+        return key, tuple(items), None
+    return key, (single if double is None else double), None
 
 
 def parse(fm: str) -> Parsed | None:
     """The frontmatter mapping of *fm* (the text between the fences), or None when the
     text is outside the subset and must go to the C loader."""
-    if not any(c in fm for c in _NOT_CANONICAL):
+    if not ("#" in fm or "'" in fm or '"' in fm or "\t" in fm or "\n\n" in fm
+            or "\n-" in fm or "\n " in fm):  # (the canonical reading needs none of them)
         got = _canonical(fm)
         if got is not None:
             return got
@@ -119,7 +170,7 @@ def parse(fm: str) -> Parsed | None:
     key_lines: dict[str, int] = {}
     raw: dict[str, str | None] = {}
     duplicates: list[tuple[str, int]] = []
-    line_match = _LINE.fullmatch
+    cached = _LINES.get
     #: a key written with no value: a block list follows, or it is null
     pending: str | None = None
     pending_line = 0
@@ -139,8 +190,10 @@ def parse(fm: str) -> Parsed | None:
                 continue
             if stripped[0] != "-" or pending is None:
                 return None  # a continuation, or a list where none may start
-            got_item = block_item(line)
-            if got_item is None or (indent != -1 and got_item[0] != indent):
+            got_item = cached(line)
+            if got_item is None:
+                got_item = _remember(line, block_item(line) or DECLINE)
+            if got_item is DECLINE or (indent != -1 and got_item[0] != indent):
                 return None
             indent = got_item[0]
             items.append(got_item[1])
@@ -152,26 +205,15 @@ def parse(fm: str) -> Parsed | None:
                 value, text = items, None
             _store(data, key_lines, raw, duplicates, pending, pending_line, value, text)
             pending = None
-        m = line_match(line)
-        if m is not None:
-            key, plain, single, double, flow = m.groups()
-            if plain is not None:
-                value = resolve(plain)
-                if value is DECLINE:
-                    return None
-                text = plain
-            elif flow is not None:
-                value, text = [], None
-                for p, q, qq in _FLOW_ITEM.findall(flow):
-                    if p:
-                        item = resolve(p)
-                        if item is DECLINE:
-                            return None
-                        value.append(item)
-                    else:
-                        value.append(q or qq)
-            else:
-                value, text = (single if double is None else double), None
+        read = cached(line)
+        if read is None:
+            read = _remember(line, _key_line(line))
+        if read is not _OTHER:
+            if read is DECLINE:
+                return None
+            key, value, text = read
+            if type(value) is tuple:
+                value = list(value)
         else:
             m = _KEY.match(line)
             if m is None:
