@@ -18,13 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from qrspi_guard.hook.runtimes import MODULES as RUNTIME_MODULES
 from tests.support import SCRIPT, run_cli
 
 #: the hook's own modules on the no-op path, exactly
 NO_OP_MODULES = {"qrspi_guard", "qrspi_guard.cli", "qrspi_guard.hook",
                  "qrspi_guard.hook.payload", "qrspi_guard.hook.run",
-                 "qrspi_guard.hook.respond", "qrspi_guard.hook.where",
-                 "qrspi_guard.hook.judging",
+                 "qrspi_guard.hook.where", "qrspi_guard.hook.judging",
+                 # the runtimes: their registry, and each runtime's module
+                 "qrspi_guard.hook.runtimes",
+                 *(f"qrspi_guard.hook.runtimes.{m}" for m in RUNTIME_MODULES),
                  # the one capped reader of every byte source (os and typing only)
                  "qrspi_guard.parse", "qrspi_guard.parse.capped"}
 #: the standard library modules it may add to a bare start (json; and typing, which

@@ -14,8 +14,30 @@ from typing import Any
 
 import click
 
-from qrspi_guard.hook.payload import EVENTS, RUNTIMES
-from qrspi_guard.hook.respond import FORMATS
+from qrspi_guard.hook.run import FORMATS
+from qrspi_guard.hook.runtimes import ALL, EVENTS
+from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
+
+
+def _either(words: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return " or ".join([", ".join(words[:-1]), words[-1]] if len(words) > 2 else words)
+
+
+def _event_names(event: str) -> str:
+    return ", ".join(rt.events[event] for rt in ALL)
+
+
+def _runtime_help(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The hook's help, with every runtime's names and what install writes for the first."""
+    first = ALL[0]
+    width = max(len(first.events[e]) for e in EVENTS)
+    writes = "\n    ".join(f"  {name:<{width}} matcher \"{matcher}\"  command: PROGRAM hook "
+                       f"--event {event}" for name, event, matcher in first.install_entries())
+    f.__doc__ = (f.__doc__ or "").format(
+        displays=_either([rt.display for rt in ALL]), runtimes="|".join(RUNTIMES),
+        first=first.display, writes=writes)
+    return f
 
 
 class HookGroup(click.Group):
@@ -37,8 +59,8 @@ class HookGroup(click.Group):
 @click.group(cls=HookGroup, invoke_without_command=True)
 @click.option("--event", type=click.Choice(EVENTS), default=None,
               help="pre: judge a write, or an edit applied in memory, before it lands "
-              "(PreToolUse, BeforeTool). post: judge the file on disk, or the files a "
-              "shell command wrote (PostToolUse, AfterTool). Default: from "
+              f"({_event_names('pre')}). post: judge the file on disk, or the files a "
+              f"shell command wrote ({_event_names('post')}). Default: from "
               "hook_event_name.")
 @click.option("--runtime", type=click.Choice(RUNTIMES), default=None,
               help="The agent runtime whose payload and answer shapes to use. Default: "
@@ -53,20 +75,20 @@ class HookGroup(click.Group):
               help="Read the project configuration from FILE instead of finding it from "
               "each written file upward (pyproject.toml: its [tool.qrspi-guard] table).")
 @click.pass_context
+@_runtime_help
 def hook(ctx: click.Context, event: str | None, runtime: str | None, output_format: str,
          fail_closed: bool, settings_file: str | None) -> None:
     """Agent tool-use hook: refuse a malformed finding before it lands in a review round.
 
-    Reads the runtime's JSON payload (Claude Code or Gemini CLI: tool_name, tool_input,
+    Reads the runtime's JSON payload ({displays}: tool_name, tool_input,
     cwd, hook_event_name) on stdin. Exit 0 allows; exit 2 blocks and stderr tells the
     agent what to fix (or, with --output-format json, the runtime's JSON answer).
 
     \b
-    Install it:  qrspi-guard hook install [--runtime claude|gemini] [--scope project|user]
-    Claude Code settings.json (what install writes; PROGRAM is the absolute path of
+    Install it:  qrspi-guard hook install [--runtime {runtimes}] [--scope project|user]
+    {first} settings.json (what install writes; PROGRAM is the absolute path of
     this qrspi-guard, or --command):
-      PreToolUse  matcher "Write|Edit|MultiEdit|Bash"  command: PROGRAM hook --event pre
-      PostToolUse matcher "Write|Edit|MultiEdit|Bash"  command: PROGRAM hook --event post
+    {writes}
 
     After a shell command, only the files it wrote are judged (a command that only
     reads or lists says nothing); for a script, what changed in the rounds it names.
@@ -79,9 +101,9 @@ def hook(ctx: click.Context, event: str | None, runtime: str | None, output_form
 
 def _settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
-        click.option("--runtime", type=click.Choice(RUNTIMES), default="claude",
-                     show_default=True, help="Claude Code (.claude/settings.json) or "
-                     "Gemini CLI (.gemini/settings.json)."),
+        click.option("--runtime", type=click.Choice(RUNTIMES), default=RUNTIMES[0],
+                     show_default=True, help=_either([f"{rt.display} ({rt.directory}/"
+                                                      "settings.json)" for rt in ALL]) + "."),
         click.option("--scope", type=click.Choice(("project", "user")), default="project",
                      show_default=True, help="project: under the current directory; "
                      "user: under the home directory."),
@@ -123,7 +145,8 @@ def uninstall(runtime: str, scope: str, dry_run: bool) -> None:
 
 def _change(runtime: str, scope: str, dry_run: bool, remove: bool,
             program: str | None = None) -> None:
-    from qrspi_guard.hook.install import NAMES, change, disabled_names, settings_path
+    from qrspi_guard.hook.install import change, settings_path, warnings
+    from qrspi_guard.hook.runtimes import BY_NAME
     from qrspi_guard.textsafe import one_line
 
     path = settings_path(runtime, scope)
@@ -138,11 +161,10 @@ def _change(runtime: str, scope: str, dry_run: bool, remove: bool,
         return
     verb = "removed from" if remove else "installed in"
     kept = f"; the old file is {one_line(backup)}" if backup else ""
-    click.echo(f"qrspi-guard hook: {NAMES[runtime]} hooks {verb} {shown} "
+    click.echo(f"qrspi-guard hook: {BY_NAME[runtime].display} hooks {verb} {shown} "
                f"({', '.join(events)}){kept}")
     if remove:
         return
-    for name in disabled_names(text):
-        click.echo(f"qrspi-guard hook: warning: {name} is listed in hooks.disabled of "
-                   f"{shown}, so Gemini CLI will not run it", err=True)
+    for line in warnings(runtime, text, shown):
+        click.echo(f"qrspi-guard hook: warning: {line}", err=True)
     sys.stdout.flush()

@@ -2,8 +2,9 @@
 
 Modules, each with one reason to change:
 
-- :mod:`~qrspi_guard.hook.payload`: the runtimes (Claude Code, Gemini CLI), their
-  events and tools, stdin;
+- :mod:`~qrspi_guard.hook.runtimes`: the agent runtimes (Claude Code, Gemini CLI), one
+  module each: event names, tools, JSON answers, settings; listed once in its registry;
+- :mod:`~qrspi_guard.hook.payload`: a payload's runtime, event and tool call, stdin;
 - :mod:`~qrspi_guard.hook.where`: the round a path lands in, the rounds a command names;
 - :mod:`~qrspi_guard.hook.edits`: an Edit, MultiEdit or replace applied in memory;
 - :mod:`~qrspi_guard.hook.judging`: the judgement (:func:`decide`, :func:`judge`);

@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 import stat
 
-from qrspi_guard.hook.payload import EDIT, MULTI_EDIT, REPLACE, Call, HookFailure, mistyped
+from qrspi_guard.hook.payload import Call, HookFailure, mistyped
+from qrspi_guard.hook.runtimes import EDIT, MULTI_EDIT, REPLACE
 
 #: characters a file may grow to while edits are applied in memory
 WORK_CAP = 8 << 20

@@ -1,9 +1,12 @@
 """`qrspi-guard hook install` / `uninstall`: the hook's entries in a runtime's settings.
 
-Claude Code reads ``.claude/settings.json`` (project: the current directory; user: the
-home directory), Gemini CLI ``.gemini/settings.json``. Both hold ``hooks.<Event>`` as a
-list of groups ``{"matcher": <tool-name regex>, "hooks": [<hook>, ...]}``; a Gemini
-hook also carries a ``name`` and a ``timeout`` in milliseconds.
+Each runtime reads ``<its directory>/settings.json`` (project: the current directory;
+user: the home directory; Claude Code's is ``.claude``, Gemini CLI's ``.gemini``), which
+holds ``hooks.<Event>`` as a list of groups ``{"matcher": <tool-name regex>, "hooks":
+[<hook>, ...]}``. The runtime's module (:mod:`qrspi_guard.hook.runtimes`) gives its
+event names, its matchers and its hook entry (a Gemini hook also carries a ``name``
+and a ``timeout`` in milliseconds), and what in its settings keeps a hook from
+running (Gemini's ``hooks.disabled``).
 
 Install adds one group per event, whose hook runs ``<program> hook --event <event>``,
 unless a hook of ours is there already (so it is idempotent; one whose program
@@ -32,35 +35,24 @@ import sys
 from typing import Any
 
 from qrspi_guard.errors import InputError, OutputError
-from qrspi_guard.hook.payload import CLAUDE, GEMINI
+from qrspi_guard.hook.runtimes import BY_NAME
 from qrspi_guard.textsafe import one_line
 
-DIRS = {CLAUDE: ".claude", GEMINI: ".gemini"}
 SETTINGS = "settings.json"
 BACKUP_SUFFIX = ".qrspi-guard.bak"
 COMMAND = "{program} hook --event {event}"
 #: a hook command of ours, whatever its program (a path to qrspi-guard, or -m qrspi_guard)
 _OURS = re.compile(r"""(?:^|.*[\s/'"])(?:qrspi-guard|-m\s+qrspi_guard)['"]?\s+hook\s+--event\s+"""
                    r"(pre|post)\s*$")
-#: a Gemini hook's timeout, milliseconds (its default is 60000)
-GEMINI_TIMEOUT_MS = 10000
 #: settings files larger than this are not read
 MAX_SETTINGS = 4 << 20
-#: runtime -> [(event name, our event, matcher)]
-EVENTS: dict[str, list[tuple[str, str, str]]] = {
-    CLAUDE: [("PreToolUse", "pre", "Write|Edit|MultiEdit|Bash"),
-             ("PostToolUse", "post", "Write|Edit|MultiEdit|Bash")],
-    GEMINI: [("BeforeTool", "pre", "write_file|replace|run_shell_command"),
-             ("AfterTool", "post", "write_file|replace|run_shell_command")],
-}
-NAMES = {CLAUDE: "Claude Code", GEMINI: "Gemini CLI"}
 
 
 def settings_path(runtime: str, scope: str, cwd: str | None = None,
                   home: str | None = None) -> str:
     """The settings file of *runtime* for *scope*."""
     base = (cwd or os.getcwd()) if scope == "project" else (home or os.path.expanduser("~"))
-    return os.path.join(base, DIRS[runtime], SETTINGS)
+    return os.path.join(base, BY_NAME[runtime].directory, SETTINGS)
 
 
 def program(given: str | None = None, argv0: str | None = None) -> str:
@@ -83,11 +75,7 @@ def command_for(event: str, prog: str | None = None) -> str:
 
 def our_hook(runtime: str, event: str, prog: str | None = None) -> dict[str, Any]:
     """The hook entry install adds for *event* ("pre" or "post")."""
-    hook: dict[str, Any] = {"type": "command", "command": command_for(event, prog)}
-    if runtime == GEMINI:
-        hook = {"name": f"qrspi-guard-{event}", **hook, "timeout": GEMINI_TIMEOUT_MS,
-                "description": "qrspi-guard: refuse a malformed QRSPI finding"}
-    return hook
+    return BY_NAME[runtime].hook_entry(event, command_for(event, prog))
 
 
 def _ours(hook: object, event: str) -> bool:
@@ -123,7 +111,7 @@ def merge(doc: dict[str, Any], runtime: str, path: str = SETTINGS,
     assert hooks is not None
     prog = prog or program()
     added = []
-    for name, event, matcher in EVENTS[runtime]:
+    for name, event, matcher in BY_NAME[runtime].install_entries():
         groups = _event_list(hooks, name, path)
         mine = [h for g in groups or () if isinstance(g, dict)
                 and isinstance(g.get("hooks"), list) for h in g["hooks"] if _ours(h, event)]
@@ -146,7 +134,7 @@ def unmerge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str
     if hooks is None:
         return []
     removed = []
-    for name, event, _ in EVENTS[runtime]:
+    for name, event, _ in BY_NAME[runtime].install_entries():
         groups = _event_list(hooks, name, path)
         if not groups:
             continue
@@ -250,12 +238,11 @@ def change(path: str, runtime: str, remove: bool, dry_run: bool,
     return events, text, backup
 
 
-def disabled_names(doc_text: str) -> list[str]:
-    """Gemini CLI's ``hooks.disabled`` names that switch off one of our hooks."""
+def warnings(runtime: str, doc_text: str, shown: str) -> list[str]:
+    """What in the settings install wrote (*doc_text*, the file *shown*) keeps one of our
+    hooks from running (Gemini CLI's ``hooks.disabled``), one line each."""
     try:
-        disabled = json.loads(doc_text).get("hooks", {}).get("disabled", [])
-    except (ValueError, AttributeError):
+        doc = json.loads(doc_text)
+    except ValueError:
         return []
-    ours = {our_hook(GEMINI, e)["name"] for e in ("pre", "post")}
-    return sorted(n for n in disabled if isinstance(n, str) and n in ours) \
-        if isinstance(disabled, list) else []
+    return BY_NAME[runtime].warnings(doc, shown) if isinstance(doc, dict) else []

@@ -19,14 +19,13 @@ import os
 
 from qrspi_guard.hook.payload import (
     PRE_KINDS,
-    SHELL,
-    WRITE,
     Call,
     HookFailure,
     base_dir,
     resolve,
     unusable_place,
 )
+from qrspi_guard.hook.runtimes import SHELL, WRITE
 from qrspi_guard.hook.where import Target, locate, may_name_a_round
 
 TYPE_CHECKING = False
@@ -49,7 +48,7 @@ class Decision:
         self.diagnostics = diagnostics  #: errors and warnings about the target(s)
         self.target = target  #: None for a shell command (it may name several rounds)
         self.event = event  #: "pre" or "post"
-        self.runtime = runtime  #: "claude" or "gemini"
+        self.runtime = runtime  #: the runtime's name (:mod:`qrspi_guard.hook.runtimes`)
 
     @property
     def blocks(self) -> bool:

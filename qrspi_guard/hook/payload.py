@@ -1,13 +1,14 @@
 """What the agent runtime sent: the payload, its runtime, its event and the tool call.
 
-Claude Code and Gemini CLI speak one hook protocol in two dialects: a JSON object on
-stdin with ``hook_event_name``, ``tool_name``, ``tool_input`` and ``cwd``; exit 2
-blocks with stderr as the reason. They differ in the event names (``PreToolUse`` /
-``PostToolUse`` against ``BeforeTool`` / ``AfterTool``), the tool names and the JSON
-answer (:mod:`qrspi_guard.hook.respond`).
+The runtimes (:mod:`qrspi_guard.hook.runtimes`: Claude Code, Gemini CLI) speak one
+hook protocol in dialects: a JSON object on stdin with ``hook_event_name``,
+``tool_name``, ``tool_input`` and ``cwd``; exit 2 blocks with stderr as the reason.
+They differ in the event names (``PreToolUse`` / ``PostToolUse`` against
+``BeforeTool`` / ``AfterTool``), the tool names and the JSON answer; each runtime's
+module says its own, and this one reads them all from the registry.
 
 This module is on the path of every call, the no-op included, so it imports only
-``json``, ``os`` and ``sys``.
+``json``, ``os``, ``sys`` and the runtimes (which import nothing).
 """
 
 from __future__ import annotations
@@ -16,36 +17,27 @@ import json
 import os
 import sys
 
+from qrspi_guard.hook.runtimes import (
+    ALL,
+    BY_NAME,
+    EDIT,
+    EVENTS,
+    MULTI_EDIT,
+    NOTEBOOK,
+    REPLACE,
+    SHELL,
+    WRITE,
+)
+from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
 from qrspi_guard.parse.capped import STREAM_CAP, read_stream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, BinaryIO
 
-CLAUDE = "claude"
-GEMINI = "gemini"
-RUNTIMES = (CLAUDE, GEMINI)
-EVENTS = ("pre", "post")
-
-#: hook_event_name -> (runtime, event)
+#: hook_event_name -> (runtime, event), of every runtime
 EVENT_NAMES: dict[str, tuple[str, str]] = {
-    "PreToolUse": (CLAUDE, "pre"), "PostToolUse": (CLAUDE, "post"),
-    "BeforeTool": (GEMINI, "pre"), "AfterTool": (GEMINI, "post"),
-}
-#: (runtime, event) -> the runtime's own name of the event (a JSON answer's hookEventName)
-NAME_OF: dict[tuple[str, str], str] = {v: k for k, v in EVENT_NAMES.items()}
-
-#: what a tool does to a file, as far as the hook is concerned
-WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL = (
-    "write", "edit", "multi_edit", "replace", "notebook", "shell")
-#: runtime -> tool name -> (kind, the tool_input key that names the file or command)
-TOOLS: dict[str, dict[str, tuple[str, str]]] = {
-    CLAUDE: {"Write": (WRITE, "file_path"), "Edit": (EDIT, "file_path"),
-             "MultiEdit": (MULTI_EDIT, "file_path"),
-             "NotebookEdit": (NOTEBOOK, "notebook_path"), "Bash": (SHELL, "command")},
-    GEMINI: {"write_file": (WRITE, "file_path"), "replace": (REPLACE, "file_path"),
-             "run_shell_command": (SHELL, "command")},
-}
+    rt.events[ev]: (rt.name, ev) for rt in ALL for ev in EVENTS}
 #: kinds judged before the call: the whole new file, or an edit applied in memory; and a
 #: shell command, whose named rounds' state is recorded (never judged) before it runs
 PRE_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, SHELL})
@@ -133,17 +125,19 @@ def event_of(payload: dict[str, Any], event: str | None = None) -> str:
 
 
 def runtime_of(payload: dict[str, Any], runtime: str | None = None) -> str | None:
-    """`claude` or `gemini`: ``--runtime`` wins, then the event's name, then the tool's
-    name (the two runtimes share none). None when none of them tells."""
+    """The runtime's name (``claude``, ``gemini``): ``--runtime`` wins, then the event's
+    name, then the tool's name (the first runtime, in the registry's order, that has a
+    tool of that name). None when none of them tells."""
     if runtime in RUNTIMES:
         return runtime
     named = _named(payload)
     if named is not None:
         return named[0]
     tool = payload.get("tool_name")
-    for name in RUNTIMES:
-        if isinstance(tool, str) and tool in TOOLS[name]:
-            return name
+    if isinstance(tool, str):
+        for rt in ALL:
+            if tool in rt.tools:
+                return rt.name
     return None
 
 
@@ -197,10 +191,11 @@ def resolve(payload: dict[str, Any], event: str | None = None,
     if rt is None:
         raise HookFailure(f"cannot tell the agent runtime (hook_event_name "
                           f"{_repr(payload.get('hook_event_name'))}, tool_name "
-                          f"{_repr(tool)}); pass --runtime claude or --runtime gemini")
+                          f"{_repr(tool)}); pass "
+                          + " or ".join(f"--runtime {name}" for name in RUNTIMES))
     given = payload.get("cwd")
     cwd = given if isinstance(given, str) and given and "\x00" not in given else None
-    kind, key = TOOLS[rt].get(tool, (None, ""))
+    kind, key = BY_NAME[rt].tools.get(tool, (None, ""))
     if kind is not None and kind not in (PRE_KINDS if ev == "pre" else POST_KINDS):
         kind = None
     tool_input = payload.get("tool_input")
@@ -212,8 +207,12 @@ def resolve(payload: dict[str, Any], event: str | None = None,
                 cwd, given)
 
 
-#: the payload fields the hook uses as a place on disk or a command line
-_PLACE_KEYS = ("file_path", "notebook_path", "command", "directory")
+def _place_keys() -> tuple[str, ...]:
+    """The tool_input fields the hook uses as a place on disk or a command line: every
+    runtime's file and command keys, then its directory key."""
+    keys = [key for rt in ALL for _, key in rt.tools.values()]
+    keys += [rt.directory_key for rt in ALL if rt.directory_key]
+    return tuple(dict.fromkeys(keys))
 
 
 def _surrogate(text: str) -> bool:
@@ -242,12 +241,12 @@ def _names_reviews(text: str) -> bool:
 
 def unusable_place(call: Call) -> str | None:
     """Whether a judged tool call's place can be used at all. A field naming where it
-    writes (``cwd``, the file, the command, Gemini's ``directory``) that holds a
+    writes (``cwd``, the file, the command, a runtime's directory key) that holds a
     surrogate cannot be resolved, opened or judged: the one line that blocks the call
     when it names a ``reviews`` tree, or ``""`` (allow, say nothing: not the guard's
     business) when it does not. None when every such field is usable."""
     fields = [("cwd", call.cwd_given)] + [(f"tool_input.{k}", call.tool_input.get(k))
-                                          for k in _PLACE_KEYS]
+                                          for k in _place_keys()]
     texts = [(name, v) for name, v in fields if isinstance(v, str)]
     bad = next((name for name, v in texts if _surrogate(v)), None)
     if bad is None:
@@ -260,10 +259,12 @@ def unusable_place(call: Call) -> str | None:
 
 
 def base_dir(call: Call) -> str:
-    """Where a shell command's relative paths start: Gemini's ``directory`` (itself
-    relative to ``cwd``) when given, else the payload's ``cwd``, else ours."""
+    """Where a shell command's relative paths start: the runtime's directory key (Gemini
+    CLI's ``directory``, itself relative to ``cwd``) when given, else the payload's
+    ``cwd``, else ours."""
     base = call.cwd or os.getcwd()
-    directory = call.tool_input.get("directory") if call.runtime == GEMINI else None
+    key = BY_NAME[call.runtime].directory_key
+    directory = call.tool_input.get(key) if key else None
     if isinstance(directory, str) and directory and "\x00" not in directory:
         base = os.path.join(base, directory)
     return base

@@ -1,67 +1,31 @@
 """How a decision is said to the runtime: the exit-2 form, or one JSON object.
 
-- ``text`` (the default, which both runtimes understand): exit 0 allows; exit 2 blocks
+- ``text`` (the default, which every runtime understands): exit 0 allows; exit 2 blocks
   and stderr is the reason shown to the agent.
 - ``json``: exit 0 always; stdout is one JSON object or nothing. Allowing prints
   nothing at all: an explicit ``allow`` would skip the runtime's own permission prompt.
-
-  ====================  =====================================================================
-  Claude Code, pre      ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                        "permissionDecision": "deny", "permissionDecisionReason": R}}``
-  Claude Code, post     ``{"decision": "block", "reason": R, "hookSpecificOutput":
-                        {"hookEventName": "PostToolUse", "additionalContext": R}}``
-  Gemini CLI, pre       ``{"decision": "deny", "reason": R}``
-  Gemini CLI, post      ``{"decision": "block", "reason": R}``
-  ====================  =====================================================================
-
-  R is exactly the text the exit-2 form prints on stderr.
+  A block is the runtime's own object (each runtime module under
+  :mod:`qrspi_guard.hook.runtimes` gives it: deny before the call, block after it),
+  whose reason is exactly the text the exit-2 form prints on stderr.
 
 The hook's own failures are one line on stderr and exit 0, or, under ``--fail-closed``,
 a block: exit 2 in the text form, the deny or block object in the JSON form (and exit
-2 when the runtime or the event cannot be told, which both runtimes read as a block).
+2 when the runtime or the event cannot be told, which every runtime reads as a block).
 """
 
 from __future__ import annotations
 
 import json
 
-from qrspi_guard.hook.payload import CLAUDE, NAME_OF
+from qrspi_guard.hook.run import Answer
+from qrspi_guard.hook.runtimes import BY_NAME
 
 PROG = "qrspi-guard hook"
-FORMATS = ("text", "json")
-
-
-class Answer:
-    """What the hook prints and how it exits."""
-
-    __slots__ = ("stdout", "stderr", "code", "reason")
-
-    def __init__(self, stdout: str = "", stderr: str = "", code: int = 0,
-                 reason: str = "") -> None:
-        self.stdout = stdout
-        self.stderr = stderr
-        self.code = code
-        self.reason = reason  #: a JSON block's reason, for when stdout cannot take it
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Answer) and (self.stdout, self.stderr, self.code) == (
-            other.stdout, other.stderr, other.code)
-
-    def __repr__(self) -> str:
-        return f"Answer({self.stdout!r}, {self.stderr!r}, {self.code})"
 
 
 def block_object(reason: str, runtime: str, event: str) -> dict[str, object]:
     """The runtime's JSON form of "do not" for *event* ("pre" or "post")."""
-    if runtime == CLAUDE:
-        name = NAME_OF[(runtime, event)]
-        if event == "pre":
-            return {"hookSpecificOutput": {"hookEventName": name,
-                                           "permissionDecision": "deny",
-                                           "permissionDecisionReason": reason}}
-        return {"decision": "block", "reason": reason,
-                "hookSpecificOutput": {"hookEventName": name, "additionalContext": reason}}
-    return {"decision": "deny" if event == "pre" else "block", "reason": reason}
+    return BY_NAME[runtime].block(reason, event)
 
 
 def answer(blocks: bool, message: str, output_format: str, runtime: str | None,

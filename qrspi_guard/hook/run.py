@@ -2,7 +2,8 @@
 
 This is the fast route :func:`qrspi_guard.cli.main` takes for ``hook`` (``--help``,
 ``install`` and ``uninstall`` go through click): it parses its few options itself, so
-a call that is not about a review round imports neither click nor pydantic nor YAML.
+a call that is not about a review round imports neither click nor pydantic nor YAML,
+nor, when it allows, the answers' forms (:mod:`qrspi_guard.hook.respond`).
 
 A broken guard must never stop a run: every failure of the hook itself (bad stdin, an
 unreadable file, even a bad option on its own command line, which click would turn
@@ -14,12 +15,38 @@ from __future__ import annotations
 
 import sys
 
-from qrspi_guard.hook.payload import EVENTS, RUNTIMES, HookFailure
-from qrspi_guard.hook.respond import FORMATS, Answer
+from qrspi_guard.hook.payload import HookFailure
+from qrspi_guard.hook.runtimes import EVENTS
+from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, NoReturn
+
+#: ``--output-format``: the exit-2 form, or the runtime's JSON object
+#: (:mod:`qrspi_guard.hook.respond`)
+FORMATS = ("text", "json")
+
+
+class Answer:
+    """What the hook prints and how it exits."""
+
+    __slots__ = ("stdout", "stderr", "code", "reason")
+
+    def __init__(self, stdout: str = "", stderr: str = "", code: int = 0,
+                 reason: str = "") -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.code = code
+        self.reason = reason  #: a JSON block's reason, for when stdout cannot take it
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Answer) and (self.stdout, self.stderr, self.code) == (
+            other.stdout, other.stderr, other.code)
+
+    def __repr__(self) -> str:
+        return f"Answer({self.stdout!r}, {self.stderr!r}, {self.code})"
+
 
 #: option -> its choices (None: a flag; (): any value)
 OPTIONS: dict[str, tuple[str, ...] | None] = {
@@ -133,7 +160,7 @@ def _failure(reason: str, opts: Options, payload: dict[str, Any] | None) -> Answ
 
 def emit(result: Answer) -> NoReturn:
     """Print *result* and exit with its code. A JSON block that cannot reach stdout
-    falls back to the exit-2 form, which both runtimes read as a block."""
+    falls back to the exit-2 form, which every runtime reads as a block."""
     code = result.code
     stderr = result.stderr
     if result.stdout:
