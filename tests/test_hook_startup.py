@@ -24,7 +24,7 @@ from tests.support import SCRIPT, run_cli
 #: the hook's own modules on the no-op path, exactly
 NO_OP_MODULES = {"qrspi_guard", "qrspi_guard.cli", "qrspi_guard.hook",
                  "qrspi_guard.hook.payload", "qrspi_guard.hook.run",
-                 "qrspi_guard.hook.where", "qrspi_guard.hook.judging",
+                 "qrspi_guard.hook.where",
                  # the runtimes: their registry, and each runtime's module
                  "qrspi_guard.hook.runtimes",
                  *(f"qrspi_guard.hook.runtimes.{m}" for m in RUNTIME_MODULES),

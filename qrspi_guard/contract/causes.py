@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from qrspi_guard.contract.schema import CHANGE_TYPES, SEVERITIES
+from qrspi_guard.contract.generations import CONTRACT
 from qrspi_guard.records import record
 
 Level = Literal["error", "warning", "info"]
@@ -37,8 +37,8 @@ class Cause:
 
 _E, _W, _I = "error", "warning", "info"
 #: the contract's enums as the hook lists them
-_SEVERITIES = ", ".join(SEVERITIES)
-_CHANGE_TYPES = ", ".join(CHANGE_TYPES)
+_SEVERITIES = ", ".join(CONTRACT.severities)
+_CHANGE_TYPES = ", ".join(CONTRACT.change_types)
 _ROUND = "the round directory's number, e.g. round: 3 for round-03"
 
 #: name, level, rule, meaning, fix[, allowed[, example]]

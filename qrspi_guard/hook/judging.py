@@ -22,11 +22,9 @@ from qrspi_guard.hook.payload import (
     Call,
     HookFailure,
     base_dir,
-    resolve,
-    unusable_place,
 )
 from qrspi_guard.hook.runtimes import SHELL, WRITE
-from qrspi_guard.hook.where import Target, locate, may_name_a_round
+from qrspi_guard.hook.where import Target, triage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,22 +61,24 @@ def decide(payload: dict[str, Any], event: str | None = None,
     """Judge one tool call (*settings_file*: ``--settings``, else the project
     configuration found from each file written). Raises :class:`HookFailure` for the
     hook's own failures."""
-    call = resolve(payload, event, runtime)
+    call, target, asks = triage(payload, event, runtime)
+    return decide_call(call, target, asks, settings_file)
+
+
+def decide_call(call: Call, target: Target | None, asks: str | None,
+                settings_file: str | None = None) -> Decision:
+    """:func:`decide` after :func:`~qrspi_guard.hook.where.triage` (*asks*: what it
+    said the call asks of the hook)."""
     ev, rt = call.event, call.runtime
-    if call.kind is None:
+    if asks is None:
         return Decision("ignore", event=ev, runtime=rt)
-    unusable = unusable_place(call)  # a surrogate where a path belongs: never used
-    if unusable is not None:
-        return Decision("block" if unusable else "ignore", unusable, event=ev, runtime=rt)
-    if call.kind == SHELL:  # only what the command wrote (hook/shell.py)
-        if not may_name_a_round(call.text("command") or "", base_dir(call)):
-            return Decision("ignore", event=ev, runtime=rt)
+    if asks:
+        return Decision("block", asks, event=ev, runtime=rt)
+    if call.kind == SHELL:
         from qrspi_guard.hook.shell import decide_shell
 
         return decide_shell(call, (settings_file, base_dir(call)))
-    target = locate(call.file_path(), call.cwd)
-    if target is None:
-        return Decision("ignore", event=ev, runtime=rt)
+    assert target is not None
     ask = (settings_file, base_dir(call))
     if ev == "pre" and call.kind in PRE_KINDS and call.kind != WRITE:
         from qrspi_guard.hook.edits import proposed

@@ -123,16 +123,19 @@ def execute(opts: Options) -> NoReturn:
         from qrspi_guard.hook.payload import load_payload, read_stdin
 
         payload = load_payload(read_stdin())
-        from qrspi_guard.hook.judging import decide
+        from qrspi_guard.hook.where import triage
 
-        decision = decide(payload, opts.event, opts.runtime, opts.settings)
-        if decision.blocks:
-            from qrspi_guard.hook.respond import answer
+        call, target, asks = triage(payload, opts.event, opts.runtime)
+        result = Answer()
+        if asks is not None:  # (else about no review round: nothing more to import)
+            from qrspi_guard.hook.judging import decide_call
 
-            result = answer(True, decision.message, opts.output_format, decision.runtime,
-                            decision.event)
-        else:
-            result = Answer()
+            decision = decide_call(call, target, asks, opts.settings)
+            if decision.blocks:
+                from qrspi_guard.hook.respond import answer
+
+                result = answer(True, decision.message, opts.output_format,
+                                decision.runtime, decision.event)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # a broken guard must not stop a run

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from qrspi_guard.hook.payload import Call
+
 REVIEWS = "reviews"
 #: at most this many rounds are judged for one shell command
 MAX_SHELL_ROUNDS = 16
@@ -103,6 +109,29 @@ def _position(given: str, real: str) -> Target | None:
 
     return Target(given, real, os.sep.join(parts[:at + 1]), rest[0], step,
                   round_number(parts[at]), is_task, nested=len(rest) > 1)
+
+
+def triage(payload: dict[str, Any], event: str | None = None,
+           runtime: str | None = None) -> tuple[Call, Target | None, str | None]:
+    """The call a payload makes, where it writes, and what it asks of the hook: None
+    when it bears on no review round (it is ignored, and nothing more is imported or
+    read), ``""`` when it is to be judged, or the one line that blocks it (a place that
+    cannot be used, in a ``reviews`` tree). Raises
+    :class:`~qrspi_guard.hook.payload.HookFailure` for a payload it cannot use."""
+    from qrspi_guard.hook.payload import base_dir, resolve, unusable_place
+    from qrspi_guard.hook.runtimes import SHELL
+
+    call = resolve(payload, event, runtime)
+    if call.kind is None:
+        return call, None, None
+    unusable = unusable_place(call)  # a surrogate where a path belongs: never used
+    if unusable is not None:
+        return call, None, unusable or None
+    if call.kind == SHELL:  # only what the command wrote (hook/shell.py)
+        named = may_name_a_round(call.text("command") or "", base_dir(call))
+        return call, None, "" if named else None
+    target = locate(call.file_path(), call.cwd)
+    return call, target, "" if target is not None else None
 
 
 def may_name_a_round(command: str, base: str) -> bool:

@@ -20,17 +20,10 @@ from qrspi_guard.contract.layout import CLEAN_KINDS, Kind
 from qrspi_guard.contract.matrix import Expectation
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.facts import FileFacts
-from qrspi_guard.rules.verifier import (
-    Audit,
-    audit_problem,
-    fanin_recount,
-    glob_findings,
-    kept_list_problem,
-    verified_totals_problem,
-)
 
 if TYPE_CHECKING:
     from qrspi_guard.contract.causes import Level
+    from qrspi_guard.rules.verifier import Audit
 
 #: steps whose missing sidecars are warnings, not halts (§5)
 SIDECAR_WARN_STEPS = frozenset({"plan", "integration", "test"})
@@ -200,6 +193,8 @@ def completion_rules(rf: RoundFacts) -> RoundVerdict:
                 out.append(d("sidecar_missing", f"Sidecar missing for finding {f.tag}.{ident}",
                              level=level, file=f.name, path=_in(rf, f.name), tag=f.tag))
     if rf.gen.verified_beside_suffix and rf.verified and rf.verified_path:
+        from qrspi_guard.rules.verifier import verified_totals_problem
+
         gen = rf.gen if rf.thresholds is None else _exactly(rf.gen, rf.thresholds)
         cleans = sum(1 for f in rf.files if f.kind in CLEAN_KINDS)
         problem = verified_totals_problem(
@@ -219,6 +214,14 @@ def _exactly(gen: Generation, thresholds: Thresholds) -> Generation:
 
 
 def _fanin_rules(rf: RoundFacts, d: Any) -> list[Diagnostic]:
+    # (the recount is read only where a round has the verifier's outputs to check)
+    from qrspi_guard.rules.verifier import (
+        audit_problem,
+        fanin_recount,
+        glob_findings,
+        kept_list_problem,
+    )
+
     out: list[Diagnostic] = []
     audit = rf.audit
     if audit is not None and audit.problem:

@@ -30,7 +30,6 @@ from qrspi_guard.contract.generations.model import (
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.contract.diagnostics import Diagnostic
 
-_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def read_sidecar(text: str, grammar: SidecarGrammar, d: Report,
@@ -38,12 +37,13 @@ def read_sidecar(text: str, grammar: SidecarGrammar, d: Report,
     """Judge a `.score.yml` sidecar: `key: value` lines as the shell consumers split them."""
     facts = SidecarFacts()
     failed_word = CONTRACT.verify_failed
+    key_name = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").fullmatch  # (re's cache: one compile)
     values: dict[str, tuple[str, int]] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip() == "---" or not line.strip() or line.lstrip().startswith("#"):
             continue
         key, sep, value = line.partition(":")
-        if not sep or not _KEY_RE.fullmatch(key):
+        if not sep or not key_name(key):
             out.append(d("sidecar_malformed", f"line {number} is not `key: value`",
                          line=number))
             return facts

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.contract.generations.model import (
@@ -33,7 +34,6 @@ FANIN_AUDIT = ".verifier-fan-in-audit.json"
 
 #: awk's [[:space:]] (the fan-in's field reader runs under awk)
 _AWK_SPACE = " \t\n\v\f\r"
-_FENCE_RE = re.compile(r"---[ \t\n\v\f\r]*")
 _RULE_KEYS = ("verifier_status", "score", "failure_reason")
 _SCORE_PATTERN = r"[0-9]{1,3}"
 
@@ -41,14 +41,22 @@ _SCORE_PATTERN = r"[0-9]{1,3}"
 # -- the fan-in's reading ---------------------------------------------------------------
 
 
+@cache
+def _fence() -> re.Pattern[str]:
+    """A `---` line as the fan-in's awk sees one (compiled on first use: a hook call
+    that judges a finding never needs it)."""
+    return re.compile(r"---[ \t\n\v\f\r]*")
+
+
 def frontmatter_lines(text: str) -> list[tuple[int, str]] | None:
     """(1-based line number, line) of the frontmatter as the fan-in's awk sees it: the
     lines after the first line that is `---` plus blanks, up to the next such line (or
     the end). None when the text has no such line at all."""
     lines = text.split("\n")
+    fence = _fence().fullmatch
     opened = None
     for number, line in enumerate(lines, start=1):
-        if _FENCE_RE.fullmatch(line):
+        if fence(line):
             opened = number
             break
     if opened is None:
@@ -56,7 +64,7 @@ def frontmatter_lines(text: str) -> list[tuple[int, str]] | None:
     out = []
     for number in range(opened + 1, len(lines) + 1):
         line = lines[number - 1]
-        if _FENCE_RE.fullmatch(line):
+        if fence(line):
             break
         out.append((number, line))
     return out
