@@ -39,10 +39,11 @@ def evidence(names: Iterable[str], beside: frozenset[str]) -> Generation | None:
     that can be evidence are classified: this runs over every round.)"""
     best = len(LISTED)
     for name in names:
-        rank = _OUTPUT_RANK.get(name)
-        if rank is None:
-            if not name.endswith(_SUFFIXES):
-                continue  # (one C-level test for the common name)
+        if name in _OUTPUT_RANK:
+            rank = _OUTPUT_RANK[name]
+        elif not name.endswith(_SUFFIXES):
+            continue  # (two C-level tests for the common name)
+        else:
             for suffix, rank in _SUFFIX_RANK:
                 if rank < best and name.endswith(suffix):
                     break
