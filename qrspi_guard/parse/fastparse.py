@@ -238,8 +238,8 @@ def parse(fm: str) -> Parsed | None:
                 if got_scalar is None:
                     return None
                 value, text = got_scalar
-        if key in BOOL_WORDS or key in NULL_WORDS:
-            return None  # a key that reads as a bool or null
+            if key in BOOL_WORDS or key in NULL_WORDS:
+                return None  # a key that reads as a bool or null (_key_line's DECLINE)
         if key in data:
             duplicates.append((key, number))
         else:
