@@ -186,21 +186,23 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
     if text is None:
         return None
     pats = patterns(contract)
-    if kind is Kind.FINDING and pats.canonical is not None and text.startswith("---\n"):
-        # `split`, for frontmatter that is not empty and closed by a `---` line
-        close = text.find("\n---\n", 3)
-        if close > 3:
+    # `split`, for frontmatter that is not empty and closed by a `---` line
+    close = text.find("\n---\n", 3) if text.startswith("---\n") else -1
+    if close > 3:
+        if kind is Kind.FINDING and pats.canonical is not None:
             m = pats.canonical.fullmatch(text, 4, close + 1)
             if m is not None:
                 return _canonical_finding(m, pats, fname, place, text[close + 5:], data)
-    parts = split(text)
-    if parts is None:
-        return None
-    got = fastparse.parse(parts[0])
+        head, body = text[4:close + 1], text[close + 5:]
+    else:
+        parts = split(text)
+        if parts is None:
+            return None
+        head, body = parts[0], parts[1]
+    got = fastparse.parse(head)
     if got is None:
         return None
     values, _, raw, duplicates = got
-    body = parts[1]
     if duplicates:
         return None
     reviewer = values.get("reviewer")
@@ -239,7 +241,7 @@ def _fast(fname: FileName, data: bytes, place: Place) -> FileReport | None:
         return None
     if not _body_ok(body, contract):
         return None
-    if "#" in parts[0] and _COMMENTED.search(parts[0]) is not None:
+    if "#" in head and _COMMENTED.search(head) is not None:
         return None
     return FileReport(FileFacts(
         fname.name, kind, fname.tag, fname.fnum, finding_id=fid, change_type=change_type,
