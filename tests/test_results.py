@@ -59,3 +59,12 @@ def test_merged_checks_keep_each_checks_diagnostics_after_the_ones_before(
     assert both.diagnostics == one.diagnostics + two.diagnostics
     assert sorted(both.outside) == [0, len(one.rounds)]
     assert both.count("error") == one.count("error") + two.count("error")
+
+
+def test_what_is_no_rounds_own_is_the_outside_and_the_runs_in_order(tmp_path: Path) -> None:
+    art, loose = _tree(tmp_path)
+    result = _check(loose, art)
+    first = result.rounds[0]
+    assert result.beyond_rounds() == result.outside[0] + first.run.diagnostics
+    own = {id(d) for rr in result.rounds for d in rr.diagnostics}
+    assert result.beyond_rounds() == [d for d in result.diagnostics if id(d) not in own]

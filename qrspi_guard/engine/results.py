@@ -93,14 +93,20 @@ class CheckResult:
         round's run diagnostics (where :attr:`runs_at` reports them) and its own."""
         return list(self._each())
 
-    def _each(self) -> Iterator[Diagnostic]:
+    def beyond_rounds(self) -> list[Diagnostic]:
+        """The diagnostics that are no round's own (its layout's, its runs', those of no
+        round), in the order :attr:`diagnostics` has them."""
+        return list(self._each(own=False))
+
+    def _each(self, own: bool = True) -> Iterator[Diagnostic]:
         outside, runs_at = self.outside, self.runs_at
         for i, rr in enumerate(self.rounds):
             if i in outside:
                 yield from outside[i]
             if i in runs_at:
                 yield from rr.run.diagnostics
-            yield from rr.diagnostics
+            if own:
+                yield from rr.diagnostics
         for i in sorted(k for k in outside if k >= len(self.rounds)):
             yield from outside[i]
 

@@ -153,9 +153,7 @@ def overview(result: CheckResult, thresholds: Thresholds | None = None) -> Overv
              if rr.facts or not rr.file_names else next(read) for rr in result.rounds]
     views = [(run_path(rr), round_view(rr, thresholds, None, f))
              for rr, f in zip(result.rounds, found, strict=True)]
-    in_rounds = {id(d) for rr in result.rounds for d in rr.diagnostics}
-    other = [halt_of(d) for d in result.diagnostics
-             if d.level == "error" and id(d) not in in_rounds]
+    other = [halt_of(d) for d in result.beyond_rounds() if d.level == "error"]
     return Overview(assemble(views), other, result.files, result.count("error"),
                     result.count("warning"))
 
