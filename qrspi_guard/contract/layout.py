@@ -48,10 +48,13 @@ _ROUND_FILE_RE = re.compile(
     r"round-([0-9]{2,})(?P<suffix>\.diff|-[A-Za-z0-9-]+\.(?:md|txt|json))")
 #: Files a round directory may hold for its own NN (generations.md §4).
 ROUND_INSIDE_SUFFIXES: frozenset[str] = frozenset({".diff", "-verifier-disabled.md"})
+#: every generation's verifier completion record beside a round (apply-fix's
+#: `round-NN-verified.md`, round-contract §5)
+VERIFIED_SUFFIXES: tuple[str, ...] = tuple(
+    g.verified_beside_suffix for g in GENERATIONS.values() if g.verified_beside_suffix)
 #: Orchestrator files beside a round directory, by suffix (contract §1, generations.md §4).
 ROUND_SIDE_SUFFIXES: frozenset[str] = frozenset({
-    *(g.verified_beside_suffix for g in GENERATIONS.values() if g.verified_beside_suffix),
-    ".diff", "-dispositions.md", "-commit.txt", "-scope-set.txt",
+    *VERIFIED_SUFFIXES, ".diff", "-dispositions.md", "-commit.txt", "-scope-set.txt",
     "-verifier-disabled.md", "-guard.json", "-base.txt", "-results.md",
     # apply-fix era orchestrator records
     "-fixes.md", "-baseline.md", "-coverage.md", "-aborted.md",
@@ -248,12 +251,6 @@ def side_file_name(round_no: int, suffix: str) -> str:
 
 def status_file_name(round_no: int) -> str:
     return side_file_name(round_no, "-guard.json")
-
-
-#: every generation's verifier completion record beside a round (apply-fix's
-#: `round-NN-verified.md`, round-contract §5)
-VERIFIED_SUFFIXES: tuple[str, ...] = tuple(
-    g.verified_beside_suffix for g in GENERATIONS.values() if g.verified_beside_suffix)
 
 
 def verified_file_names(round_no: int) -> tuple[str, ...]:

@@ -14,7 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from qrspi_guard.contract.generations import DEFAULT_GENERATION, GENERATIONS, LISTED, Generation
+from qrspi_guard.contract.generations import (
+    DEFAULT_GENERATION,
+    GENERATIONS,
+    LISTED,
+    SIDECAR_SUFFIXES,
+    Generation,
+)
 from qrspi_guard.contract.layout import Kind, RoundRef, classify_cached
 from qrspi_guard.engine.discover import REVIEWS, scan_reviews
 from qrspi_guard.engine.sides import SideFiles
@@ -27,7 +33,6 @@ for _rank, _gen in enumerate(LISTED):
         _OUTPUT_RANK.setdefault(_name, _rank)
 _SUFFIX_RANK: tuple[tuple[str, int], ...] = tuple(
     (g.sidecar.suffix, rank) for rank, g in enumerate(LISTED))
-_SUFFIXES: tuple[str, ...] = tuple(s for s, _ in _SUFFIX_RANK)
 _BESIDE_RANK: tuple[tuple[str, int], ...] = tuple(
     (g.verified_beside_suffix, rank) for rank, g in enumerate(LISTED)
     if g.verified_beside_suffix)
@@ -41,7 +46,7 @@ def evidence(names: Iterable[str], beside: frozenset[str]) -> Generation | None:
     for name in names:
         if name in _OUTPUT_RANK:
             rank = _OUTPUT_RANK[name]
-        elif not name.endswith(_SUFFIXES):
+        elif not name.endswith(SIDECAR_SUFFIXES):
             continue  # (two C-level tests for the common name)
         else:
             for suffix, rank in _SUFFIX_RANK:
@@ -106,10 +111,10 @@ class GenerationResolver:
             decided = evidence(names, self.sides.beside(found.step_dir, found.round))
             if decided is not None:
                 counts[decided.name] += 1
-        # the most rounds; a tie goes to the first listed (the default)
+        # the most rounds; a tie (none decided included) goes to the first listed, the
+        # default
         most = max(counts.values())
-        return next((g for g in LISTED if counts[g.name] == most), DEFAULT_GENERATION) \
-            if most else DEFAULT_GENERATION
+        return next(g for g in LISTED if counts[g.name] == most)
 
 
 def _run_key(ref: RoundRef) -> str | None:
