@@ -87,6 +87,51 @@ def test_a_command_past_its_timeout_is_killed_with_its_group(rd: Path, tmp_path:
     assert (rd / ".dispatch").is_dir()  # kept after the failure
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group *pgid* still runs (zombies do not)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def test_a_signal_landing_as_a_command_starts_still_kills_its_group(
+        tmp_path: Path, blocking: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window between a command's start and the wait that kills its group on an
+    interruption: a SIGTERM sent there (here, by the process to itself, the instant the
+    command has started) is held until that wait, so the group is killed all the same."""
+    from qrspi_guard.loop.commands import run_command
+
+    started: list[subprocess.Popen[bytes]] = []
+    real = subprocess.Popen
+
+    def start_then_term(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        proc = real(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(proc)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return proc  # type: ignore[no-any-return]
+
+    def unwind(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    monkeypatch.setattr(subprocess, "Popen", start_then_term)
+    old = signal.signal(signal.SIGTERM, unwind)
+    try:
+        with pytest.raises(SystemExit):
+            run_command([str(blocking)], "await_cmd", str(tmp_path), BOUND)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert started and started[0].returncode is not None  # killed and reaped
+    _until(lambda: not _group_alive(started[0].pid), "the command's group to end")
+
+
 def test_a_drain_killed_while_a_command_runs_kills_the_command_and_writes_nothing(
         rd: Path, tmp_path: Path, blocking: Path) -> None:
     manifest = write_manifest(rd, [pending("slow", str(blocking))]).read_bytes()

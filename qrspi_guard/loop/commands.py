@@ -142,20 +142,37 @@ def _kill_rest(pgid: int) -> None:
         pass
 
 
+#: the signals that unwind a running drain (``cli.process.term_as_exit``, Ctrl-C): held
+#: from the start of a command until its group can be killed on them
+_UNWINDING = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+
+
 def run_command(argv: Sequence[str], kind: str, cwd: str, timeout: float) -> Ran:
     """Run a checked *argv* in *cwd*, no shell, output discarded, in its own process
     group. Past *timeout* seconds the group is killed: ``Ran`` names the timeout. If
     this process is interrupted meanwhile (a signal raising SystemExit, Ctrl-C), the
-    group is killed before the interruption goes on."""
+    group is killed before the interruption goes on: the signals that interrupt are
+    held from before the command starts until the wait that kills on them, so none can
+    land between the start and that wait (the command itself gets the mask it would
+    have had)."""
     import subprocess
+    from functools import partial
 
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _UNWINDING)
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True, close_fds=True)
-    except OSError as exc:
+                                start_new_session=True, close_fds=True,
+                                preexec_fn=partial(signal.pthread_sigmask,
+                                                   signal.SIG_SETMASK, held))
+    except BaseException as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if not isinstance(exc, OSError):
+            raise
         return Ran(f"{kind} could not start: {one_line(exc.strerror or str(exc), 80)}")
     try:
+        # a signal held since before the start is handled here, where it kills the group
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
