@@ -52,6 +52,41 @@ def test_a_directory_that_cannot_be_watched_at_start_means_polling_said_at_once(
     assert inotify_c.inotify_add_watch is REAL_ADD_WATCH  # the seam is undone
 
 
+def test_a_watch_failure_raised_in_a_type_of_watchdogs_own_still_names_the_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """watchdog has reported a failed watch by swallowing it (< 7.1) and by raising
+    OSError (7.1); whatever it raises, the fallback names the directory from the seam."""
+    owner = next((c for c in vars(inotify_c).values()
+                  if isinstance(c, type) and "_raise_error" in vars(c)), None)
+    if owner is None:
+        pytest.skip("this watchdog has no _raise_error to replace")
+
+    class Refused(Exception):
+        pass
+
+    def raise_its_own(*args: object, **kwargs: object) -> None:
+        raise Refused("could not add a watch")
+
+    monkeypatch.setattr(owner, "_raise_error", staticmethod(raise_its_own))
+    make_run(tmp_path)
+    source = WatchdogSource(str(tmp_path), add_watch=failing_for("design"), poll_interval=0.1)
+    source.start()
+    try:
+        assert source.mode == "polling"
+        assert source.note is not None and "out of inotify watches" in source.note
+        assert "design" in source.note
+    finally:
+        source.stop()
+
+
+def test_an_unrelated_start_failure_is_not_taken_for_a_watch_limit(tmp_path: Path) -> None:
+    """Only a limit falls back to polling: a root that does not exist is still an error."""
+    source = WatchdogSource(str(tmp_path / "absent"), poll_interval=0.1)
+    with pytest.raises(OSError):
+        source.start()
+    source.stop()
+
+
 def test_a_new_directory_that_cannot_be_watched_switches_to_polling_mid_run(
         tmp_path: Path) -> None:
     make_run(tmp_path)

@@ -112,6 +112,13 @@ class ScriptedSource:
 INOTIFY_LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE})
 
 
+def limit_note(code: int, path: str | bytes | None) -> str:
+    """What the fallback says: which inotify limit, for which directory when known."""
+    what = "watches" if code == errno.ENOSPC else "instances"
+    where = f" for {os.fsdecode(path)}" if path else ""
+    return f"out of inotify {what} ({os.strerror(code)}){where}; falling back to polling"
+
+
 def _event_filter() -> list[type]:
     from watchdog.events import (
         DirCreatedEvent,
@@ -214,9 +221,7 @@ class WatchdogSource:
         if wd == -1:
             code = ctypes.get_errno()
             if code in INOTIFY_LIMIT_ERRNOS and self._limit is None:
-                what = "watches" if code == errno.ENOSPC else "instances"
-                self._limit = (f"out of inotify {what} ({os.strerror(code)}) for "
-                               f"{os.fsdecode(path)}; falling back to polling")
+                self._limit = limit_note(code, os.fsdecode(path))
                 self._q.put(FsEvent(EventKind.MODE, os.fsdecode(path), self._limit))
         return wd
 
@@ -275,16 +280,17 @@ class WatchdogSource:
         self._patch()
         try:
             self._start(False)
-        except OSError as exc:
-            if exc.errno not in INOTIFY_LIMIT_ERRNOS:
-                raise
-            what = "watches" if exc.errno == errno.ENOSPC else "instances"
-            self.note = (f"out of inotify {what} ({os.strerror(exc.errno)}); "
-                         "falling back to polling")
-            self._fall_back()
-            self._drain_mode()
-            return
-        if self._limit is not None:  # a directory below ROOT could not be watched
+        except Exception as exc:
+            # watchdog < 7.1 swallows a failed watch below ROOT and 7.1 raises it here,
+            # each in its own words: the seam's record names the directory whichever way
+            # it surfaced; the exception alone speaks only when no watch failed
+            # (inotify_init itself out of instances)
+            code = getattr(exc, "errno", None)
+            if self._limit is None:
+                if code not in INOTIFY_LIMIT_ERRNOS:
+                    raise
+                self._limit = limit_note(code, getattr(exc, "filename", None))
+        if self._limit is not None:  # fall back now, said once in the note
             self.note = self._limit
             self._fall_back()
             self._drain_mode()
