@@ -20,7 +20,9 @@ def test_readme_cause_section_is_generated_from_the_catalogue() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
-    test_cmd = ".venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest"
+    test_cmd = (".venv/bin/pip install -q --require-hashes -r requirements/test.txt && "
+                ".venv/bin/pip install -q --no-deps --no-build-isolation -e . && "
+                ".venv/bin/python -m pytest")
     assert test_cmd in readme
     assert test_cmd in ci
 

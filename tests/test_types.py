@@ -12,6 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.locked
 def test_the_package_passes_mypy_strict(tmp_path: Path) -> None:
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed (pip install -e '.[test]')")

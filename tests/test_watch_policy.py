@@ -275,13 +275,8 @@ def test_lease_probe_sees_a_writer_and_its_absence(tmp_path: Path) -> None:
 
 
 def test_watchdog_events_translate_to_plain_events() -> None:
-    from watchdog.events import (
-        DirCreatedEvent,
-        DirModifiedEvent,
-        FileClosedEvent,
-        FileClosedNoWriteEvent,
-        FileMovedEvent,
-    )
+    from watchdog import events
+    from watchdog.events import DirCreatedEvent, DirModifiedEvent, FileClosedEvent, FileMovedEvent
 
     assert translate(FileClosedEvent("/r/a.md")) == [FsEvent(EventKind.CLOSED, "/r/a.md")]
     assert translate(FileMovedEvent("/r/.a.tmp", "/r/a.md")) == [
@@ -289,7 +284,10 @@ def test_watchdog_events_translate_to_plain_events() -> None:
     assert translate(DirCreatedEvent("/r/round-02")) == [
         FsEvent(EventKind.DIR_CREATED, "/r/round-02")]
     assert translate(DirModifiedEvent("/r")) == []
-    assert translate(FileClosedNoWriteEvent("/r/a.md")) == []
+    # a read-only close (watchdog >= 5 reports it) commits nothing
+    closed_no_write = getattr(events, "FileClosedNoWriteEvent", None)
+    if closed_no_write is not None:
+        assert translate(closed_no_write("/r/a.md")) == []
 
 
 # -- the loop over a scripted source ---------------------------------------------------
