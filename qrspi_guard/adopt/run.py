@@ -24,7 +24,9 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from qrspi_guard.adopt import extras as extra
 from qrspi_guard.adopt.dropins import DROPINS, DropIn, sha256
+from qrspi_guard.adopt.extras import Extra, Wanted
 from qrspi_guard.adopt.plan import DROP, FORGET, RESTORE, WRAP, Step, plan_adopt, plan_undo
 from qrspi_guard.adopt.store import (
     Manifest,
@@ -40,7 +42,7 @@ from qrspi_guard.adopt.wrapper import Wrapper
 from qrspi_guard.errors import GuardError, OutputError, PathNotFound, UsageError
 from qrspi_guard.output.files import write_in
 from qrspi_guard.parse.nofollow import Dir
-from qrspi_guard.records import record
+from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
 
 #: how long adopt or undo waits for another one at work on the same checkout
@@ -58,10 +60,11 @@ class Outcome:
     where: Where
     steps: list[Step]
     dry_run: bool
+    extras: list[Extra] = field(default_factory=list)
 
     @property
     def blocked(self) -> bool:
-        return any(s.blocked for s in self.steps)
+        return any(s.blocked for s in self.steps) or any(e.refused for e in self.extras)
 
     @property
     def failed(self) -> bool:
@@ -118,30 +121,39 @@ def _steps(scripts: Dir, store: Store, manifest: Manifest,
 
 
 def adopt(checkout: str, want: Wrapper, *, force: bool = False, dry_run: bool = False,
-          known: dict[str, dict[str, str]] | None = None,
-          on_wait: Callable[[], None] | None = None) -> Outcome:
-    """Replace the checkout's drop-in scripts with wrappers running *want*."""
+          known: dict[str, dict[str, str]] | None = None, wanted: Wanted | None = None,
+          prog: str = "", on_wait: Callable[[], None] | None = None) -> Outcome:
+    """Replace the checkout's drop-in scripts with wrappers running *want*, then set up
+    the extras *wanted* (the hook running *prog*, ``hook install``'s program)."""
     where = locate(checkout)
 
     def decide(d: DropIn, cur: Seen, kept: Seen, entry: Original | None) -> Step:
         return plan_adopt(d, cur, kept, entry, want, force, known)
 
+    def extras() -> list[Extra]:
+        return extra.plan(wanted, want.guard, prog) if wanted is not None else []
+
     with _scripts_dir(checkout) as scripts:
         if dry_run:
             with Store(where) as store:
                 store.open(create=False)
-                return Outcome(where, _steps(scripts, store, store.manifest(), decide), True)
+                steps = _steps(scripts, store, store.manifest(), decide)
+                return Outcome(where, steps, True, extras())
         with _locked(scripts, checkout, on_wait), Store(where) as store:
             store.open(create=False)
             store.sweep()
             manifest = store.manifest()
-            steps = _steps(scripts, store, manifest, decide)
-            if any(s.blocked for s in steps) or not any(s.writes for s in steps):
-                return Outcome(where, steps, False)
-            for step in steps:
+            outcome = Outcome(where, _steps(scripts, store, manifest, decide), False,
+                              extras())
+            if outcome.blocked:
+                return outcome
+            for step in outcome.steps:
                 if step.action == WRAP and step.writes:
                     _wrap(scripts, store, manifest, step)
-            return Outcome(where, steps, False)
+            for item in outcome.extras:
+                if item.run is not None:
+                    item.run(store, manifest)
+            return outcome
 
 
 def _wrap(scripts: Dir, store: Store, manifest: Manifest, step: Step) -> None:
@@ -168,7 +180,8 @@ def _write_script(scripts: Dir, name: str, data: bytes, mode: int) -> None:
 
 def undo(checkout: str, *, force: bool = False, dry_run: bool = False,
          on_wait: Callable[[], None] | None = None) -> Outcome:
-    """Put back every script adopt replaced, byte for byte and with its mode."""
+    """Put back every script adopt replaced, byte for byte and with its mode, and take
+    out the extras it recorded."""
     where = locate(checkout)
 
     def decide(d: DropIn, cur: Seen, kept: Seen, entry: Original | None) -> Step:
@@ -178,16 +191,19 @@ def undo(checkout: str, *, force: bool = False, dry_run: bool = False,
         if dry_run:
             with Store(where) as store:
                 store.open(create=False)
-                return Outcome(where, _steps(scripts, store, store.manifest(), decide), True)
+                manifest = store.manifest()
+                return Outcome(where, _steps(scripts, store, manifest, decide), True,
+                               extra.plan_undo(manifest))
         with _locked(scripts, checkout, on_wait), Store(where) as store:
             if not store.open(create=False):
                 return Outcome(where, _steps(scripts, store, Manifest({}, {}), decide), False)
             store.sweep()
             manifest = store.manifest()
-            steps = _steps(scripts, store, manifest, decide)
-            if any(s.blocked for s in steps):
-                return Outcome(where, steps, False)
-            for step in steps:
+            outcome = Outcome(where, _steps(scripts, store, manifest, decide), False,
+                              extra.plan_undo(manifest))
+            if outcome.blocked:
+                return outcome
+            for step in outcome.steps:
                 if not step.writes:
                     continue
                 script = step.dropin.script
@@ -199,5 +215,8 @@ def undo(checkout: str, *, force: bool = False, dry_run: bool = False,
                 if step.action in (RESTORE, DROP, FORGET) and script in manifest.originals:
                     del manifest.originals[script]
                     store.write_manifest(manifest)
+            for item in outcome.extras:
+                if item.run is not None:
+                    item.run(store, manifest)
             store.tidy()
-            return Outcome(where, steps, False)
+            return outcome
