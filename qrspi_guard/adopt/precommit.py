@@ -62,7 +62,8 @@ def block(guard: tuple[str, ...], baseline: str | None, indent: str = "  ") -> s
     ))
 
 
-def _load(text: str) -> Any:
+def load_config(text: str) -> Any:
+    """A pre-commit configuration's text as YAML loads it (a safe loader)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -111,7 +112,7 @@ def add(old: str | None, guard: tuple[str, ...], baseline: str | None) -> Edit:
         text = (old or "") + "repos:\n" + block(guard, baseline)
         return Edit(text, block(guard, baseline))
     try:
-        doc = _load(old)
+        doc = load_config(old)
     except (yaml.YAMLError, RecursionError, ValueError):
         return Edit(None, refused=f"{FILE} does not parse as YAML; not changed{by_hand}",
                     hint=hint)
@@ -138,7 +139,7 @@ def add(old: str | None, guard: tuple[str, ...], baseline: str | None) -> Edit:
     text = old + ("" if old.endswith("\n") else "\n") + added
     expect = {**doc, "repos": [*doc["repos"], want]}
     try:
-        ok = _same(_load(text), expect)
+        ok = _same(load_config(text), expect)
     except (yaml.YAMLError, RecursionError, ValueError):
         ok = False
     if not ok:
@@ -157,7 +158,7 @@ def remove(old: str, added: str) -> Edit:
                     "removed; left as it is")
     text = old.replace(added, "", 1)
     try:
-        before, after = _load(old), _load(text)
+        before, after = load_config(old), load_config(text)
     except (yaml.YAMLError, RecursionError, ValueError):
         return Edit(None, refused=f"{FILE} does not parse as YAML; left as it is")
     repos = before.get("repos") if isinstance(before, dict) else None

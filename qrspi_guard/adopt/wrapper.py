@@ -130,8 +130,8 @@ def parse(dropin: DropIn, data: bytes) -> Wrapper | None:
     return candidate
 
 
-_HAND = re.compile(r"^\s*(?:exec\s+)?(?:\S*[/\s\"'])?(?:qrspi-guard|-m\s+qrspi_guard)['\"]?"
-                   r"\s+(\S+)", re.MULTILINE)
+_HAND = re.compile(r"(?:^|[\s/\"'])(?:qrspi-guard|-m\s+qrspi_guard)['\"]?[ \t]+(?:--\S+[ \t]+)*"
+                   r"([a-z-]+)", re.MULTILINE)
 
 
 def by_hand(dropin: DropIn, data: bytes) -> bool:
