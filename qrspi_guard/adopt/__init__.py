@@ -17,7 +17,8 @@ undo puts it back byte for byte, mode too.
   order a kill at any point leaves resumable;
 - :mod:`.extras`: what adopt can also set up in the project (the hook through
   ``hook install``'s core, the pre-commit entry, a baseline through ``check
-  --write-baseline``'s core) and undo removes;
+  --write-baseline``'s core) and undo removes; :mod:`.precommit`: that entry, appended
+  to and removed from the user's config as text;
 - :mod:`.doctor`: one screen of what is in place and what is not.
 
 No printing, no exits, no click: :mod:`qrspi_guard.cli.adopt` and
