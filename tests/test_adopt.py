@@ -272,3 +272,10 @@ def test_undo_of_a_checkout_never_adopted_changes_nothing(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(b"not adopted") == 4
     assert tree(co) == before
+
+
+def test_a_known_file_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "known.fifo"
+    os.mkfifo(fifo)
+    proc = run_cli("adopt", str(checkout(tmp_path)), "--known", str(fifo), timeout=20)
+    assert proc.returncode == 2 and b"not a regular file" in proc.stderr

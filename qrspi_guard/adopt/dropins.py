@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 
 from qrspi_guard.errors import InputError
 from qrspi_guard.records import record
@@ -88,22 +87,18 @@ def read_known(path: str) -> dict[str, dict[str, str]]:
     (``HASH  PATH``), PATH's last component naming one of the four scripts; blank lines
     and ``#`` comments are skipped. Raises :class:`InputError` (one line) for a file that
     cannot be read or a line of another form."""
+    from qrspi_guard.adopt.store import look
+    from qrspi_guard.parse.nofollow import Dir
+
     shown = one_line(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with Dir.named(os.path.dirname(path)) as d:
+            seen = look(d, os.path.basename(path), follow=True, cap=MAX_KNOWN)
     except OSError as exc:
         raise InputError(f"--known {shown}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError(f"--known {shown}: not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_KNOWN + 1)
-    except OSError as exc:
-        raise InputError(f"--known {shown}: cannot be read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_KNOWN:
-        raise InputError(f"--known {shown}: larger than {MAX_KNOWN >> 10} KiB")
+    if seen.data is None:
+        raise InputError(f"--known {shown}: {seen.why or 'not found'}")
+    data = seen.data
     known: dict[str, dict[str, str]] = {}
     for n, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         line = raw.strip()

@@ -53,10 +53,11 @@ class Seen:
     why: str = ""
 
 
-def look(d: Dir, name: str) -> Seen:
-    """The file *name* in *d*, read without following a link and without blocking."""
+def look(d: Dir, name: str, follow: bool = False, cap: int = MAX_BYTES) -> Seen:
+    """The file *name* in *d*, read without blocking and with a size cap, and (unless
+    *follow*: a file the user named) without following a link."""
     try:
-        st = d.lstat(name)
+        st = os.stat(name, dir_fd=d.fd, follow_symlinks=follow)
     except FileNotFoundError:
         return Seen("missing")
     except OSError as exc:
@@ -66,18 +67,18 @@ def look(d: Dir, name: str) -> Seen:
     if not stat.S_ISREG(st.st_mode):
         return Seen("odd", why="is not a regular file")
     try:
-        fd = d.open(name, _READ)
+        fd = os.open(name, _READ, dir_fd=d.fd) if follow else d.open(name, _READ)
     except OSError as exc:
         return Seen("odd", why=f"cannot be read: {exc.strerror or exc}")
     try:
         st = os.fstat(fd)
-        data = read_capped(fd, MAX_BYTES) if stat.S_ISREG(st.st_mode) else None
+        data = read_capped(fd, cap) if stat.S_ISREG(st.st_mode) else None
     except OSError as exc:
         return Seen("odd", why=f"cannot be read: {exc.strerror or exc}")
     finally:
         os.close(fd)
     if data is None:
-        return Seen("odd", why=f"is larger than {MAX_BYTES >> 10} KiB or not a regular file")
+        return Seen("odd", why=f"is larger than {cap >> 10} KiB or not a regular file")
     return Seen("file", data, stat.S_IMODE(st.st_mode))
 
 
