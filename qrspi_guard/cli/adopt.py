@@ -93,6 +93,8 @@ def adopt(checkout: str, undo: bool, halt_on: str, dry_run: bool, force: bool,
     Examples:
       qrspi-guard adopt ~/src/qrspi-plus
       qrspi-guard adopt ~/src/qrspi-plus --halt-on upstream --dry-run
+      qrspi-guard adopt ~/src/qrspi-plus --hook claude --pre-commit \\
+          --baseline qrspi-guard-baseline.json --project ~/work/app
       qrspi-guard adopt --undo ~/src/qrspi-plus
     """
     from qrspi_guard.adopt.extras import Wanted
