@@ -279,3 +279,19 @@ def test_a_known_file_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path)
     os.mkfifo(fifo)
     proc = run_cli("adopt", str(checkout(tmp_path)), "--known", str(fifo), timeout=20)
     assert proc.returncode == 2 and b"not a regular file" in proc.stderr
+
+
+def test_a_manifest_of_another_shape_is_one_line_and_nothing_changes(tmp_path: Path) -> None:
+    co = checkout(tmp_path)
+    assert adopt(co).returncode == 0
+    manifest = co / STATE / "manifest.json"
+    for text in ("{", '{"version": 1, "originals": {}, "extras": {"hooks": {"a": 1}}}',
+                 '{"version": 1, "originals": {"scripts/x.sh": {"sha256": "a", "mode": 1e99}}}',
+                 "[]", '{"version": 2, "originals": {}}'):
+        manifest.write_text(text)
+        before = tree(co)
+        for args in ((), ("--undo",)):
+            proc = adopt(co, *args)
+            assert proc.returncode == 2, (text, proc.stderr)
+            assert proc.stderr.count(b"\n") == 1 and b"is not a manifest adopt wrote" in proc.stderr
+            assert tree(co) == before

@@ -166,7 +166,9 @@ def parse_manifest(data: bytes, shown: str) -> Manifest:
     if not isinstance(doc, dict) or doc.get("version") != MANIFEST_VERSION:
         raise bad
     raw, extras = doc.get("originals"), doc.get("extras", {})
-    if not isinstance(raw, dict) or not isinstance(extras, dict):
+    if not isinstance(raw, dict) or not isinstance(extras, dict) or not all(
+            isinstance(items, list) and all(isinstance(i, dict) for i in items)
+            for items in extras.values()):
         raise bad
     originals = {}
     for script, entry in raw.items():
