@@ -33,6 +33,9 @@ COMMANDS: dict[str, str] = {
     "review-prep": "qrspi_guard.cli.reviewprep:review_prep",
     "status": "qrspi_guard.cli.status:status",
     "report": "qrspi_guard.cli.report:report",
+    # an upstream checkout adopted, and what is in place (README "Dropping the guard")
+    "adopt": "qrspi_guard.cli.adopt:adopt",
+    "doctor": "qrspi_guard.cli.doctor:doctor",
 }
 #: `hook` words that are click commands, not a tool-use payload on stdin
 _HOOK_CLICK = frozenset({"install", "uninstall", "--help", "-h"})
