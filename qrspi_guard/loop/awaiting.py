@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import stat
 import time
@@ -39,6 +38,7 @@ from qrspi_guard.loop.drain import (
     no_manifest,
     shown_tag,
 )
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.frontmatter import MAX_BYTES
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.textsafe import one_line
@@ -46,6 +46,8 @@ from qrspi_guard.textsafe import one_line
 __all__ = ["COMPLETE", "DEFAULT_TIMEOUT", "MANIFEST", "AwaitUsageError", "DrainBusy",
            "ManifestError", "Report", "Splitter", "await_round"]
 
+#: an entry's commands, in the order they run
+COMMANDS = ("await_cmd", "split_cmd")
 #: --timeout's default: seconds each manifest command may run
 DEFAULT_TIMEOUT = 3600.0
 #: how long a second run waits for the round (loop.md: at least 1 s, at most 60)
@@ -100,22 +102,21 @@ def read_manifest(round_dir: str) -> tuple[list[object], bytes] | None:
     if len(data) > MAX_BYTES:
         raise ManifestError(f"{MANIFEST} is larger than {MAX_BYTES // (1024 * 1024)} MiB, "
                             "which no dispatch manifest is; left as it was")
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ManifestError(f"{MANIFEST} is not valid JSON (not UTF-8); left as it was") \
-            from None
-    except json.JSONDecodeError as exc:
-        raise ManifestError(f"{MANIFEST} is not valid JSON ({exc.msg} at line {exc.lineno} "
-                            f"column {exc.colno}); left as it was") from None
-    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, deep nesting
-        raise ManifestError(f"{MANIFEST} is not usable JSON ({one_line(str(exc), 80)}); "
-                            "left as it was") from None
+    try:  # NaN, 1e400, a duplicate key, deep nesting: named, never written back
+        value = jsondoc.loads(data)
+    except jsondoc.JsonError as exc:
+        raise ManifestError(f"{MANIFEST}: {exc}; left as it was") from None
     if not isinstance(value, list):
         kind = {dict: "an object", str: "a string", bool: "a boolean", type(None): "null"}
         got = kind.get(type(value), "a number")
         raise ManifestError(f"{MANIFEST} must be a JSON array of entries, not {got}; "
                             "left as it was")
+    for index, item in enumerate(value, start=1):
+        for kind_ in COMMANDS:
+            text = item.get(kind_) if isinstance(item, dict) else None
+            if isinstance(text, str) and "\0" in text:
+                raise ManifestError(f"{MANIFEST}: entry {index}'s {kind_} holds a NUL byte, "
+                                    "which no command line can carry; left as it was")
     return value, data
 
 
@@ -178,7 +179,7 @@ def _run_entries(round_dir: str, entries: list[Entry], timeout: float,
         if not entry.run:
             continue
         assert entry.data is not None
-        for kind in ("await_cmd", "split_cmd"):
+        for kind in COMMANDS:
             text = entry.data.get(kind)
             if kind == "split_cmd" and not text:
                 break  # no split_cmd: the fallback split or the files decide

@@ -17,7 +17,6 @@ checked against the grammar, fixed wording, numbers and cause names.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import Any
 
 from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
@@ -212,7 +212,7 @@ def _open_dispatch(round_dir: str, notes: Notes) -> int | None:
 
 
 def _render(value: object) -> bytes:
-    return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()
+    return (jsondoc.dumps(value, indent=2, sort_keys=True) + "\n").encode()
 
 
 def finish(round_dir: str, items: list[object], original: bytes, entries: list[Entry],

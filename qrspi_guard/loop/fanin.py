@@ -31,6 +31,7 @@ from qrspi_guard.contract.generations.fan_in import (
 )
 from qrspi_guard.contract.layout import is_fanin_finding_glob
 from qrspi_guard.errors import UnreadablePath
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.filejudge import FAN_IN_SUFFIX, fanin_change_type, fanin_score_of
@@ -254,5 +255,5 @@ class _JqEncoder(json.JSONEncoder):
 def render_audit(audit: dict[str, Any]) -> bytes:
     """The audit's bytes, as ``jq -n`` prints the same object (two-space indent, keys in
     upstream's order, non-ASCII as UTF-8)."""
-    text = json.dumps(audit, indent=2, ensure_ascii=False, cls=_JqEncoder) + "\n"
+    text = jsondoc.dumps(audit, indent=2, ensure_ascii=False, cls=_JqEncoder) + "\n"
     return text.encode("utf-8", "surrogateescape")
