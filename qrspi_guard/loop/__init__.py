@@ -12,7 +12,8 @@ Each command owns its modules here (no click; the command lines are in
   argument grammar :mod:`.prepare_args`, the narrowing decision :mod:`.narrowing`
 - ``review-prep --step S``    (``scripts/review-prep.sh``): :mod:`.reviewprep`, and the
   design absorption map :mod:`.absorption`
-- :mod:`.git`: git run without a shell, its failures as data
+- :mod:`.git`: the questions asked of git (:mod:`qrspi_guard.engine.git`: no shell,
+  no helper program of the repository), its failures as data
 
 Common to all: outputs written old-or-new in a stated order, the per-round lock
 (:func:`qrspi_guard.engine.roundlock.round_lock` with a bounded wait), one named line per

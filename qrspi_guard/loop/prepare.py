@@ -333,7 +333,7 @@ class _Run:
         return ScopeSet(tuple(tags), data.decode("utf-8"))
 
     def diff(self, ref: str, sha: str) -> bytes:
-        args = ["diff", "--no-color", "--no-ext-diff", sha, "--"]
+        args = ["diff", "--no-color", sha, "--"]
         if self.args.artifact:
             args.append(self.args.artifact)
         got = git.run_git(args, self.repo)

@@ -292,7 +292,7 @@ def _read_regular(path: str, cap: int) -> bytes:
 
 def _diff(request: Request, ref: str, artifact: str) -> bytes:
     """git's own bytes of the artifact's diff, working tree against *ref*."""
-    args = ["diff", "--no-color", "--no-ext-diff", ref, "--", artifact]
+    args = ["diff", "--no-color", ref, "--", artifact]
     got = _git(args, request.artifact_dir)
     if not got.ok:
         raise _git_failed(f"git diff {_shown(ref)} -- {artifact}", request.artifact_dir, got)
