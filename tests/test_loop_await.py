@@ -134,7 +134,9 @@ def test_the_git_top_level_scripts_directory_is_an_exec_root(tmp_path: Path) -> 
     rd.mkdir(parents=True)
     write_manifest(rd, [pending("quality-x", "../../../scripts/await.sh"),
                         pending("scope-x", str(outside))])
-    proc = drain(rd)
+    # the repository await was started in (its working directory)
+    proc = run_main("await", "--round-dir", str(rd), cwd=repo,
+                    env={"QRSPI_AWAIT_EXEC_ROOTS": None})
     assert (repo / "ran").exists()  # relative to .dispatch/, resolved under <top>/scripts
     assert not (repo / "ran-outside").exists()
     assert proc.returncode == 1 and "resolves outside the exec roots" in output(proc)

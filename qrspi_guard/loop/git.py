@@ -23,13 +23,16 @@ def run_git(args: Sequence[str], cwd: str, stdin: bytes | None = None,
     return run(args, cwd, stdin, timeout)
 
 
-def toplevel(cwd: str) -> str | None:
-    """The work tree's top directory holding *cwd*, or None outside a work tree."""
-    got = run_git(["rev-parse", "--show-toplevel"], cwd)
+def toplevel(cwd: str) -> tuple[str, str] | None:
+    """(the work tree's top directory, the repository's git directory) holding *cwd*,
+    or None outside a work tree."""
+    got = run_git(["rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd)
     if not got.ok:
         return None
-    top = os.fsdecode(got.stdout.rstrip(b"\n"))
-    return top or None
+    lines = got.stdout.split(b"\n")
+    if len(lines) < 2 or not lines[0] or not lines[1]:
+        return None
+    return os.fsdecode(lines[0]), os.fsdecode(lines[1])
 
 
 def inside_work_tree(cwd: str) -> bool | GitResult:

@@ -27,6 +27,8 @@ _NAMED_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOE
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 #: the name of the directory below which a run's directories are never followed
 REVIEWS = "reviews"
+#: the deepest tree :meth:`Dir.remove_tree` removes (a scratch directory, never deep)
+MAX_REMOVE_DEPTH = 32
 
 
 def link_refused(shown: str) -> OSError:
@@ -45,6 +47,13 @@ def _components(path: str) -> tuple[str, list[str]]:
             cut = i
             break
     return os.sep + os.sep.join(parts[:cut]), parts[cut:]
+
+
+def reviews_tree(path: str) -> str | None:
+    """The `reviews` directory *path* is in or below (its last component so named, the
+    path made absolute), or None when no component of *path* is `reviews`."""
+    head, below = _components(path)
+    return os.path.join(head, REVIEWS) if below else None
 
 
 def open_round_dir(path: str) -> int:
@@ -140,6 +149,24 @@ class Dir:
 
     def fsync(self) -> None:
         os.fsync(self.fd)
+
+    def mkdir(self, name: str, mode: int = 0o777) -> None:
+        os.mkdir(name, mode, dir_fd=self.fd)
+
+    def remove_tree(self, name: str, depth: int = 0) -> None:
+        """Remove the directory *name* here and all it holds, every step relative to a
+        descriptor opened without following links (a link inside is removed, never
+        followed). Past :data:`MAX_REMOVE_DEPTH` levels it stops (``ELOOP``). Raises
+        OSError."""
+        if depth > MAX_REMOVE_DEPTH:
+            raise OSError(errno.ELOOP, f"nested more than {MAX_REMOVE_DEPTH} levels deep")
+        with self.subdir(name) as d:
+            for entry in d.listdir():
+                if stat.S_ISDIR(d.lstat(entry).st_mode):
+                    d.remove_tree(entry, depth + 1)
+                else:
+                    d.unlink(entry)
+        os.rmdir(name, dir_fd=self.fd)
 
     def subdir(self, name: str) -> Dir:
         """A directory inside this one, opened without following a link."""
