@@ -14,7 +14,7 @@
 - :func:`append_summary`: ``$GITHUB_STEP_SUMMARY``: appended, and cut back to its old
   length when the append fails, so the file holds the old content or the new; a FIFO,
   a link or a device as :func:`write_output` says.
-- :func:`remove_file`: a file that must go before its partner is rewritten (``fan-in``
+- :func:`remove_in`: a file that must go before its partner is rewritten (``fan-in``
   removes a stale kept list before it writes a halting audit).
 
 A failure raises :class:`~qrspi_guard.errors.OutputError` (its one line names the file
@@ -261,10 +261,11 @@ def _writable(fd: int, timeout: float) -> bool:
         return True
 
 
-def remove_file(path: str) -> None:
-    """Remove *path* if it is there (a missing file is fine). Raises OSError."""
+def remove_in(d: Dir, name: str) -> None:
+    """Remove *name* from the open directory *d* if it is there (a missing file is
+    fine). Raises OSError."""
     try:
-        _retrying("unlink", path, lambda: os.unlink(path))
+        _retrying("unlink", d.join(name), partial(d.unlink, name))
     except FileNotFoundError:
         return
 

@@ -56,14 +56,23 @@ def reviews_tree(path: str) -> str | None:
     return os.path.join(head, REVIEWS) if below else None
 
 
-def open_round_dir(path: str) -> int:
+def open_round_dir(path: str, create: bool = False) -> int:
     """A descriptor of directory *path*, its `reviews/`-and-below components opened
-    without following links. Raises OSError (``ELOOP`` naming *path*
+    without following links. With *create*, missing directories are made on the way:
+    the part above `reviews/` as named, each one below relative to its parent's
+    descriptor (never through a link). Raises OSError (``ELOOP`` naming *path*
     for a link)."""
     head, below = _components(path)
+    if create:
+        os.makedirs(head, exist_ok=True)
     fd = os.open(head, _NAMED_FLAGS)
     try:
         for part in below:
+            if create:
+                try:
+                    os.mkdir(part, dir_fd=fd)
+                except FileExistsError:
+                    pass
             try:
                 nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -94,9 +103,9 @@ class Dir:
         self.path = path
 
     @classmethod
-    def round_path(cls, path: str) -> Dir:
+    def round_path(cls, path: str, create: bool = False) -> Dir:
         """:func:`open_round_dir`. Raises OSError."""
-        return cls(open_round_dir(path), path)
+        return cls(open_round_dir(path, create), path)
 
     @classmethod
     def named(cls, path: str) -> Dir:
