@@ -5,10 +5,13 @@ a bound are one named line, never an internal error, never written back as ``Inf
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support import REPO, run_main
 
@@ -131,3 +134,33 @@ def test_no_module_reads_or_writes_json_but_through_the_one_module() -> None:
             if pattern.search(line):
                 offenders.append(f"{rel}:{n}: {line.strip()}")
     assert offenders == []
+
+
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(),
+              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+    max_leaves=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_VALUES)
+def test_what_json_writes_the_reader_reads_back_the_same(value: object) -> None:
+    from qrspi_guard.parse import jsondoc
+
+    assert jsondoc.loads(jsondoc.dumps(value)) == value
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(st.text(alphabet='[]{}",:0123456789.eE-+ \\natrufsNIy', max_size=40),
+                      _VALUES.map(json.dumps)))
+def test_the_reader_reads_what_the_standard_parser_reads_or_names_why_not(text: str) -> None:
+    from qrspi_guard.parse import jsondoc
+
+    try:
+        got = jsondoc.loads(text)
+    except jsondoc.JsonError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert got == json.loads(text)
