@@ -100,7 +100,7 @@ def parse_line(raw: bytes, lineno: int) -> Any:
     try:
         obj = jsondoc.loads(text)
     except jsondoc.JsonError as exc:
-        raise LedgerError(f"line {lineno}: {exc}") from None
+        raise LedgerError(f"line {lineno}: not valid JSON ({exc.reason})") from None
     if not isinstance(obj, dict):
         raise LedgerError(f"line {lineno}: not a JSON object")
     kind = obj.get("event")

@@ -45,7 +45,12 @@ _SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 
 class JsonError(ValueError):
     """A text is not JSON the guard reads, or a value is not one it writes; ``str()`` is
-    one line saying why (the caller names the file)."""
+    one line saying why (the caller names the file), :attr:`reason` the same without
+    the words ``not valid JSON``, for a caller that says them itself."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH,
@@ -70,8 +75,8 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH,
     except JsonError:
         raise
     except json.JSONDecodeError as exc:
-        raise JsonError(f"not valid JSON ({exc.msg} at line {exc.lineno} column "
-                        f"{exc.colno})") from None
+        where = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise JsonError(f"not valid JSON ({where})", where) from None
     except (ValueError, RecursionError) as exc:  # pragma: no cover - the checks above
         raise JsonError(f"not usable JSON ({type(exc).__name__})") from None
 
