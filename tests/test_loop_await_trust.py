@@ -87,12 +87,26 @@ def _evil_git_dir(tmp_path: Path, worktree: Path) -> Path:
     return gitdir
 
 
-def test_a_git_file_a_reviewer_writes_into_the_round_adds_no_exec_root(
-        rd: Path, tmp_path: Path) -> None:
+def _chosen(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(a program that touches *pwned*, *pwned*, a git directory whose work tree holds the
+    program in its scripts/): what a reviewer would plant."""
     chosen = tmp_path / "chosen"
     pwned = tmp_path / "pwned"
     evil = stub(chosen / "scripts", "evil.sh", f'touch "{pwned}"')
-    gitdir = _evil_git_dir(tmp_path, chosen)
+    return evil, pwned, _evil_git_dir(tmp_path, chosen)
+
+
+def _run_round(tmp_path: Path) -> tuple[Path, Path]:
+    """(a run's directory, its design round 1 with an empty .dispatch/)."""
+    run = tmp_path / "run"
+    rd = run / "reviews" / "design" / "round-01"
+    (rd / ".dispatch").mkdir(parents=True)
+    return run, rd
+
+
+def test_a_git_file_a_reviewer_writes_into_the_round_adds_no_exec_root(
+        rd: Path, tmp_path: Path) -> None:
+    evil, pwned, gitdir = _chosen(tmp_path)
     (rd / ".git").write_text(f"gitdir: {gitdir}\n")  # what the reviewer wrote
     write_manifest(rd, [pending("quality-x", str(evil))])
     elsewhere = tmp_path / "elsewhere"
@@ -106,10 +120,8 @@ def test_a_git_file_a_reviewer_writes_into_the_round_adds_no_exec_root(
 
 def test_git_is_not_asked_from_a_working_directory_inside_the_round(
         rd: Path, tmp_path: Path) -> None:
-    chosen = tmp_path / "chosen"
-    pwned = tmp_path / "pwned"
-    evil = stub(chosen / "scripts", "evil.sh", f'touch "{pwned}"')
-    (rd / ".git").write_text(f"gitdir: {_evil_git_dir(tmp_path, chosen)}\n")
+    evil, pwned, gitdir = _chosen(tmp_path)
+    (rd / ".git").write_text(f"gitdir: {gitdir}\n")
     write_manifest(rd, [pending("quality-x", str(evil))])
     proc = run_main("await", "--round-dir", str(rd), cwd=rd,
                     env={"QRSPI_AWAIT_EXEC_ROOTS": None})
@@ -120,14 +132,10 @@ def test_git_is_not_asked_from_a_working_directory_inside_the_round(
 
 def test_a_repository_whose_git_directory_lies_in_the_reviews_tree_adds_no_exec_root(
         tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    rd = run / "reviews" / "design" / "round-01"
-    (rd / ".dispatch").mkdir(parents=True)
-    chosen = tmp_path / "chosen"
-    pwned = tmp_path / "pwned"
-    evil = stub(chosen / "scripts", "evil.sh", f'touch "{pwned}"')
+    run, rd = _run_round(tmp_path)
+    evil, pwned, gitdir = _chosen(tmp_path)
     planted = run / "reviews" / "design" / "planted.git"
-    _evil_git_dir(tmp_path, chosen).rename(planted)
+    gitdir.rename(planted)
     (run / ".git").write_text(f"gitdir: {planted}\n")
     write_manifest(rd, [pending("quality-x", str(evil))])
     proc = run_main("await", "--round-dir", str(rd), cwd=run,
@@ -139,9 +147,7 @@ def test_a_repository_whose_git_directory_lies_in_the_reviews_tree_adds_no_exec_
 
 def test_a_program_in_the_run_s_reviews_tree_is_refused_even_under_an_exec_root(
         tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    rd = run / "reviews" / "design" / "round-01"
-    (rd / ".dispatch").mkdir(parents=True)
+    run, rd = _run_round(tmp_path)
     pwned = tmp_path / "pwned"
     evil = stub(run / "reviews" / "design", "evil.sh", f'touch "{pwned}"')
     write_manifest(rd, [pending("quality-x", str(evil))])
