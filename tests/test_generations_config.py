@@ -284,7 +284,8 @@ def test_git_is_asked_with_one_rev_parse_and_one_cat_file_for_many_rounds(
     assert _calls(log, "cat-file") == 1, log.read_text()
     calls = log.read_text().splitlines()
     assert sum(c.endswith("cat-file --batch") for c in calls) == 1
-    assert len(log.read_text().splitlines()) == 2
+    # and before each, the listing of the filter drivers to turn off (engine/git.py)
+    assert _calls(log, "config") == 2 and len(calls) == 4
 
 
 def test_no_git_call_is_made_when_no_round_has_an_anchor(repo: Repo, tmp_path: Path) -> None:

@@ -134,7 +134,9 @@ def test_the_git_top_level_scripts_directory_is_an_exec_root(tmp_path: Path) -> 
     rd.mkdir(parents=True)
     write_manifest(rd, [pending("quality-x", "../../../scripts/await.sh"),
                         pending("scope-x", str(outside))])
-    proc = drain(rd)
+    # the repository await was started in (its working directory)
+    proc = run_main("await", "--round-dir", str(rd), cwd=repo,
+                    env={"QRSPI_AWAIT_EXEC_ROOTS": None})
     assert (repo / "ran").exists()  # relative to .dispatch/, resolved under <top>/scripts
     assert not (repo / "ran-outside").exists()
     assert proc.returncode == 1 and "resolves outside the exec roots" in output(proc)
@@ -277,8 +279,8 @@ def test_a_tag_off_the_grammar_is_refused_before_any_path_or_glob_is_built(
     (b'[{"tag": ', "not valid JSON"),
     (b"", "not valid JSON"),
     (b'["\xff"]', "not UTF-8"),
-    (b"[" + b"1" * 5000 + b"]", "not usable JSON"),
-    (b"[" * 100000, "not usable JSON"),
+    (b"[" + b"1" * 5000 + b"]", "more than 1000 digits"),
+    (b"[" * 100000, "nested more than 64 levels deep"),
 ])
 def test_a_manifest_that_is_not_a_json_array_is_named_and_left_byte_for_byte(
         rd: Path, content: bytes, words: str) -> None:

@@ -92,19 +92,22 @@ def test_a_kill_at_any_step_leaves_the_old_report_or_the_new_one(tmp_path: Path,
     assert again.returncode == 1 and json.loads(out.read_text())["summary"]["errors"] == 3
 
 
-def test_output_through_a_symlink_replaces_its_target_and_a_device_is_written_directly(
+def test_output_through_a_symlink_to_a_device_or_a_directory_is_refused_with_one_line(
         tmp_path: Path) -> None:
+    """cli.md "Files the guard reads and writes": a link (dangling or not), a device
+    other than a FIFO and a directory are refused, exit 2; nothing is written through."""
     real = tmp_path / "real.json"
     real.write_text("old\n")
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    assert run_main("check", "--format", "json", "--output", str(link),
-                   str(EXAMPLE)).returncode == 1
-    assert link.is_symlink() and json.loads(real.read_text())["summary"]["errors"] == 3
-    proc = run_main("check", "--format", "json", "--output", "/dev/null", str(EXAMPLE))
-    assert proc.returncode == 1
-    proc = run_main("check", "--format", "json", "--output", str(tmp_path), str(EXAMPLE))
-    assert proc.returncode == 2 and b"is a directory" in proc.stderr
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "nowhere.json")
+    for target, words in ((link, b"a symbolic link"), (dangling, b"a symbolic link"),
+                          ("/dev/null", b"a device"), (tmp_path, b"a directory")):
+        proc = run_main("check", "--format", "json", "--output", str(target), str(EXAMPLE))
+        assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+        assert len(proc.stderr.splitlines()) == 1
+    assert real.read_text() == "old\n" and not (tmp_path / "nowhere.json").exists()
 
 
 def test_a_really_full_disk_keeps_the_previous_report(tiny_fs: Path) -> None:

@@ -45,8 +45,9 @@ def _timeout(text: str | None) -> float:
     return value
 
 
-def _fallback(data: bytes, round_dir: str, tag: str) -> Any:
-    """``split``'s core on a raw capture, under the round's lock the drain holds."""
+def _fallback(data: bytes, round_dir: Any, tag: str) -> Any:
+    """``split``'s core on a raw capture into the open round, under the round's lock the
+    drain holds."""
     from qrspi_guard.errors import GuardError
     from qrspi_guard.loop.drain import Fallback
     from qrspi_guard.split.run import split_held
@@ -66,13 +67,14 @@ def _fallback(data: bytes, round_dir: str, tag: str) -> Any:
     return Fallback(files=files, causes=tuple(sorted({d.cause for d in plan.errors})))
 
 
-def _toplevel(round_dir: str) -> str | None:
-    """The git top level holding ROUND_DIR (its ``scripts/`` is an exec root), if any."""
+def _toplevel(cwd: str) -> tuple[str, str] | None:
+    """The git top level and git directory of the working directory *cwd* (the top
+    level's ``scripts/`` is an exec root), if any."""
     from qrspi_guard.errors import GuardError
     from qrspi_guard.loop.git import toplevel
 
     try:
-        return toplevel(round_dir)
+        return toplevel(cwd)
     except GuardError:  # git itself missing: no repository root to add
         return None
 
@@ -100,7 +102,8 @@ array (left as it was), or another run holding the round past the wait.""")
 def await_round(round_dir: str | None, timeout: str | None) -> None:
     """Drain a round's background reviewers: run each pending entry's await_cmd and
     split_cmd (no shell; argv[0] under an exec root: $QRSPI_AWAIT_EXEC_ROOTS or
-    <git top level>/scripts, or the bare name codex), split .dispatch/<tag>.raw for a
+    <git top level>/scripts of the working directory's repository, or the bare name
+    codex; never a program in the round or its run's reviews/ tree), split .dispatch/<tag>.raw for a
     tag with no finding files, write the statuses back into the manifest, then
     .round-complete.json, then remove .dispatch/ when every entry drained.
 

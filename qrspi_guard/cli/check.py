@@ -258,9 +258,9 @@ def _show(judges: list[tuple[Any, list[str]]], as_json: bool) -> str:
     if len(judges) == 1:
         return str(judges[0][0].settings.show(as_json=as_json))
     if as_json:
-        import json
+        from qrspi_guard.parse import jsondoc
 
-        return json.dumps([{"paths": group, **judge.settings.as_dict()}
+        return jsondoc.dumps([{"paths": group, **judge.settings.as_dict()}
                            for judge, group in judges], indent=2, ensure_ascii=True) + "\n"
     from qrspi_guard.textsafe import one_line
 
@@ -304,14 +304,13 @@ def _read_stdin() -> bytes:
 
 
 def _statistics(result: object, fmt: str, options: ReportOptions) -> str:
-    import json
-
     from qrspi_guard.output.text import summary
+    from qrspi_guard.parse import jsondoc
     from qrspi_guard.settings import statistics
 
     rows = statistics(result.diagnostics)  # type: ignore[attr-defined]
     if fmt == "json":
-        return json.dumps([{"cause": c, "level": lv, "count": n} for c, lv, n in rows],
+        return jsondoc.dumps([{"cause": c, "level": lv, "count": n} for c, lv, n in rows],
                           indent=2) + "\n"
     width = max((len(str(n)) for _, _, n in rows), default=1)
     cause_width = max((len(c) for c, _, _ in rows), default=0)

@@ -22,15 +22,14 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
       qrspi-guard explain change_type_out_of_enum
       qrspi-guard explain --list
     """
-    import json
-
     from qrspi_guard.contract.causes import CATALOGUE, did_you_mean, markdown_table
+    from qrspi_guard.parse import jsondoc
     from qrspi_guard.records import asdict
     from qrspi_guard.textsafe import one_line
 
     if list_all or cause is None:
         if fmt == "json":
-            click.echo(json.dumps([asdict(c) for c in CATALOGUE.values()], indent=2))
+            click.echo(jsondoc.dumps([asdict(c) for c in CATALOGUE.values()], indent=2))
         elif fmt == "markdown":
             click.echo(markdown_table(), nl=False)
         else:
@@ -46,7 +45,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         sys.exit(2)
     off = turn_off(entry.name)
     if fmt == "json":
-        click.echo(json.dumps({**asdict(entry), "default": "on", "turn_off": off}, indent=2))
+        click.echo(jsondoc.dumps({**asdict(entry), "default": "on", "turn_off": off}, indent=2))
     elif fmt == "markdown":
         click.echo(f"### `{entry.name}` ({entry.level})\n\n{entry.meaning}\n\n{entry.fix}"
                    f"\n\n{off}")

@@ -8,7 +8,6 @@ unwritable ledger.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +46,7 @@ from qrspi_guard.lockout.state import (
     plan_roster,
     plan_unlock,
 )
+from qrspi_guard.parse import jsondoc
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -263,7 +263,7 @@ def check_cmd(ctx: click.Context, artifact: str, agent: str, fmt: str,
     if fmt == "json":
         data = v.to_dict()
         data.update(ledger=str(path), exit_code=code, torn_tail=torn_json(snap.torn))
-        click.echo(json.dumps(data, ensure_ascii=True, sort_keys=True))
+        click.echo(jsondoc.dumps(data, ensure_ascii=True, sort_keys=True))
     else:
         click.echo(verdict_line(v, state, "write"))
     sys.exit(code)
@@ -287,7 +287,7 @@ def status_cmd(ctx: click.Context, artifact: str | None, fmt: str, ledger: str |
         items = [state.artifacts[k] for k in sorted(state.artifacts)]
     rows = [artifact_json(a, state) for a in items]
     if fmt == "json":
-        click.echo(json.dumps({"ledger": str(path), "events": state.last_seq,
+        click.echo(jsondoc.dumps({"ledger": str(path), "events": state.last_seq,
                                "roster": state.roster, "torn_tail": torn_json(snap.torn),
                                "artifacts": rows}, ensure_ascii=True, sort_keys=True))
         sys.exit(EXIT_OK)

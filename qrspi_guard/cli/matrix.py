@@ -20,9 +20,8 @@ def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
       qrspi-guard matrix
       qrspi-guard matrix --step plan --no-second-reviewer --format json
     """
-    import json
-
     from qrspi_guard.contract.matrix import ROWS, STEP_ROWS, row_tags, rows_for
+    from qrspi_guard.parse import jsondoc
 
     steps = [step] if step else list(STEP_ROWS)
     if step and rows_for(step) is None:
@@ -38,7 +37,7 @@ def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
                 entry[f"second_reviewer_{str(col).lower()}"] = list(row_tags(row, col))
             rows.append(entry)
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(jsondoc.dumps(rows, indent=2))
         return
     for entry in rows:
         label = str(entry["step"])

@@ -17,9 +17,8 @@ def schema(kind: str) -> None:
     Example:
       qrspi-guard schema --kind finding > finding.schema.json
     """
-    import json
-
     from qrspi_guard.contract.schema import json_schemas
+    from qrspi_guard.parse import jsondoc
 
     schemas = json_schemas()
-    click.echo(json.dumps(schemas if kind == "all" else schemas[kind], indent=2))
+    click.echo(jsondoc.dumps(schemas if kind == "all" else schemas[kind], indent=2))

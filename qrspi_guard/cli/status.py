@@ -69,11 +69,10 @@ def status(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, ascii_only: 
     _tolerant_stdout()
     ov = judge_overview(ctx, paths, kw)
     if fmt == "json":
-        import json
-
         from qrspi_guard.overview.model import to_dict
+        from qrspi_guard.parse import jsondoc
 
-        click.echo(json.dumps(to_dict(ov), indent=2, ensure_ascii=True))
+        click.echo(jsondoc.dumps(to_dict(ov), indent=2, ensure_ascii=True))
         return
     if fmt == "markdown":
         from qrspi_guard.overview.markdown import render as markdown

@@ -9,6 +9,8 @@
 - :mod:`.configs`     the one run-config type: config.md, the working tree's or as of a
   round's commit
 - :mod:`.history`     config.md as of a round's commit (git)
+- :mod:`.git`         git run the one way the guard runs it: no shell, none of the
+  repository's helper programs (the loop commands' git too)
 - :mod:`.parallel`    the standard library's process pool for large trees, results in order
 - :mod:`.check`       ``check``: all of the above over a set of paths
 - :mod:`.results`     the result types

@@ -6,9 +6,10 @@ round is judged with config.md as it was at that commit. Git is asked through on
 ``git rev-parse`` per repository and one ``git cat-file --batch-check`` (the sizes) and
 one ``git cat-file --batch`` (the blobs within the file cap) per check, never per round:
 a blob over the cap is never read, so a 700 MB config.md at some commit is the
-working-tree config.md, never memory exhaustion. Whatever goes wrong (no git, not a
-work tree, a rebase under way, a commit or file missing at that commit, a timeout)
-means the working-tree config.md, silently.
+working-tree config.md, never memory exhaustion. Every call runs through
+:mod:`qrspi_guard.engine.git`: none of the repository's helper programs runs. Whatever
+goes wrong (no git, not a work tree, a rebase under way, a commit or file missing at
+that commit, a timeout) means the working-tree config.md, silently.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 
+from qrspi_guard.engine import git
 from qrspi_guard.parse.capped import FILE_CAP, skip
 from qrspi_guard.records import record
 
@@ -73,22 +75,14 @@ class ConfigHistory:
         return out
 
 
-def _env() -> dict[str, str]:
-    """git's environment for reading a run's history: no lock taken, no repository
-    named by the caller's environment (each call names its own with ``-C``)."""
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(var, None)
-    return env
-
-
-def _git(top: str, *args: str, stdin: bytes | None = None) -> bytes | None:
+def _git(top: str, *args: str) -> bytes | None:
+    """git's output in *top* (:mod:`qrspi_guard.engine.git`: no helper program runs; no
+    repository named by the caller's environment), None on any failure."""
     try:
-        proc = subprocess.run(["git", "-C", top, *args], input=stdin, capture_output=True,
-                              timeout=GIT_TIMEOUT, env=_env(), check=False)
-    except (OSError, subprocess.SubprocessError):
+        got = git.run(args, top, timeout=GIT_TIMEOUT, own_repo=True)
+    except git.GitUnavailable:
         return None
-    return proc.stdout if proc.returncode == 0 else None
+    return got.stdout if got.ok else None
 
 
 def _rev_parse(directory: str) -> Repo | None:
@@ -116,10 +110,13 @@ def _cat_file(top: str, items: list[tuple[str, str, str]]) -> dict[tuple[str, st
     request = "".join(f"{sha}:{rel}\n" for _, sha, rel in items).encode(
         "utf-8", "surrogateescape")
     try:
-        proc = subprocess.Popen(["git", "-C", top, "cat-file", "--batch"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=_env())
-    except (OSError, subprocess.SubprocessError):
+        cmd = git.command(["cat-file", "--batch"], top, own_repo=True, timeout=GIT_TIMEOUT)
+        if isinstance(cmd, git.GitResult):
+            return {}
+        proc = subprocess.Popen(list(cmd.argv), cwd=top, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=cmd.env)
+    except (OSError, subprocess.SubprocessError, git.GitUnavailable):
         return {}
     assert proc.stdin is not None and proc.stdout is not None
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import stat
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from pydantic import ValidationError
 from qrspi_guard.errors import InputError
 from qrspi_guard.lockout.models import EVENT_ADAPTER, EVENT_TYPES, build_event, event_to_dict
 from qrspi_guard.lockout.state import LockoutError, Plan, State, replay
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import field, record
 
 DEFAULT_LEDGER = Path("reviews") / "lockout.jsonl"
@@ -98,13 +98,9 @@ def parse_line(raw: bytes, lineno: int) -> Any:
     if not text.strip():
         raise LedgerError(f"line {lineno}: empty line")
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LedgerError(f"line {lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise LedgerError(f"line {lineno}: not valid JSON (nested too deeply)") from None
-    except ValueError:  # an integer past Python's digit limit (4,300 digits)
-        raise LedgerError(f"line {lineno}: not valid JSON (a number too large)") from None
+        obj = jsondoc.loads(text)
+    except jsondoc.JsonError as exc:
+        raise LedgerError(f"line {lineno}: not valid JSON ({exc.reason})") from None
     if not isinstance(obj, dict):
         raise LedgerError(f"line {lineno}: not a JSON object")
     kind = obj.get("event")
@@ -306,7 +302,7 @@ class Ledger:
             plan = planner(before.copy())
             seq = len(snap.events) + 1
             event = build_event(seq, datetime.now(timezone.utc), plan.fields)
-            line = (json.dumps(event_to_dict(event), ensure_ascii=False,
+            line = (jsondoc.dumps(event_to_dict(event), ensure_ascii=False,
                                separators=(",", ":")) + "\n").encode("utf-8")
             self._append(fd, snap, line)
         except (LedgerError, LockoutError):

@@ -5,9 +5,12 @@ The manifest is a file anything with the round's path can write, so its commands
 untrusted: each is ``shlex``-split (never given to a shell); its argv[0] must not start
 with ``-``; a bare name must be on :data:`BARE_NAMES` (found on the absolute entries of
 ``PATH``); a path must resolve (symbolic links followed) under an exec root, and never
-inside the round directory, which reviewers write. The program run is the resolved path,
-so a link swapped after the check changes nothing. Each command runs in its own process
-group with its output discarded; past its timeout the whole group is killed.
+into a place reviewers write (:func:`reviewer_writable`: the round directory and, in a
+run's layout, the whole ``reviews/`` tree), even when an exec root holds it. The exec
+roots themselves come from ``QRSPI_AWAIT_EXEC_ROOTS`` and the repository ``await`` was
+started in (:func:`exec_roots`), never from the round. The program run is the resolved
+path, so a link swapped after the check changes nothing. Each command runs in its own
+process group with its output discarded; past its timeout the whole group is killed.
 """
 
 from __future__ import annotations
@@ -51,6 +54,31 @@ class Ran:
         return self.failure is None
 
 
+@record(frozen=True)
+class Writable:
+    """A place reviewers write, resolved, and how a message names it."""
+
+    path: str
+    label: str
+
+
+def reviewer_writable(round_dir: str) -> tuple[Writable, ...]:
+    """The places reviewers write, for a drain of *round_dir* (loop.md): the round
+    directory and, in a run's layout, the whole ``reviews/`` tree above it."""
+    from qrspi_guard.parse.nofollow import reviews_tree
+
+    out = [Writable(os.path.realpath(round_dir), "the round directory")]
+    tree = reviews_tree(round_dir)
+    if tree is not None:
+        out.append(Writable(os.path.realpath(tree), "the run's reviews/ tree"))
+    return tuple(out)
+
+
+def writable_holding(path: str, writable: Sequence[Writable]) -> Writable | None:
+    """The place of *writable* that holds the resolved *path*, if any."""
+    return next((w for w in writable if _under(path, w.path)), None)
+
+
 def exec_roots(env_value: str | None, toplevel: str | None) -> list[str]:
     """The exec roots, resolved: each existing directory of *env_value* (colon-separated)
     and ``<toplevel>/scripts``."""
@@ -80,7 +108,7 @@ def _which(name: str) -> str | None:
 
 
 def check_command(text: object, kind: str, cwd: str, roots: Sequence[str],
-                  round_dir: str) -> Checked:
+                  writable: Sequence[Writable]) -> Checked:
     """*text* (a manifest's ``await_cmd`` or ``split_cmd``, *kind*) as an argv that may
     run from *cwd*, or the refusal naming *kind*. Never runs anything."""
     if not isinstance(text, str):
@@ -108,9 +136,10 @@ def check_command(text: object, kind: str, cwd: str, roots: Sequence[str],
         if not any(_under(resolved, root) for root in roots):
             return Checked(refusal=f"{kind} rejected: {shown} resolves outside the exec roots "
                                    f"({ROOTS_ENV} and <git top level>/scripts)")
-    if _under(resolved, os.path.realpath(round_dir)):
-        return Checked(refusal=f"{kind} rejected: {shown} resolves inside the round "
-                               "directory, which reviewers write")
+    place = writable_holding(resolved, writable)
+    if place is not None:
+        return Checked(refusal=f"{kind} rejected: {shown} resolves inside {place.label}, "
+                               "which reviewers write")
     if not (os.path.isfile(resolved) and os.access(resolved, os.X_OK)):
         return Checked(refusal=f"{kind} failed: {shown} is not an executable file")
     return Checked(argv=(resolved, *argv[1:]))

@@ -1,5 +1,7 @@
-"""The end of a drain, under the round's lock: each entry settled, then the manifest,
-``.round-complete.json``, ``.dispatch/`` and the round's status file, in that order.
+"""The end of a drain, under the round's lock: each entry settled, then the manifest
+(re-read and merged: :func:`qrspi_guard.loop.manifest.merge_back`),
+``.round-complete.json``, ``.dispatch/`` and the round's status file, in that order, each
+relative to the round's descriptor (a link is never written through).
 
 An entry's status follows what stands in the round for its tag (its finding files, its
 clean sentinel), as upstream's script decides it, with two rules of the newest suites:
@@ -10,6 +12,9 @@ this run, a refused command and a failed ``await_cmd`` are final (a capture it l
 be partial); a ``split_cmd`` that fails after its ``await_cmd`` succeeded may be rescued
 by the fallback, as a ``split_cmd`` that wrote nothing is.
 
+The round is listed once (:class:`Tags`), whatever the number of entries: the cost of a
+drain is the entries plus the files, never their product.
+
 Output is bounded (:class:`Notes`): upstream's suites allow 2 KiB of stdout and stderr
 together, and nothing read from a capture or a finding is ever in it -- only tags
 checked against the grammar, fixed wording, numbers and cause names.
@@ -17,19 +22,19 @@ checked against the grammar, fixed wording, numbers and cause names.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
+from qrspi_guard.loop.manifest import MANIFEST, Entry, Manifest, merge_back, read_manifest
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.capped import read_capped
+from qrspi_guard.parse.nofollow import DIR_FLAGS, Dir
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
 
-MANIFEST = ".dispatch-manifest.json"
 COMPLETE = ".round-complete.json"
 DISPATCH = ".dispatch"
 #: the most bytes of the report (summary and problems); upstream's suites pin 2048 for
@@ -38,8 +43,6 @@ OUTPUT_BUDGET = 1750
 #: the most of a raw capture read (split's own input cap)
 CAPTURE_CAP = 16 * 1024 * 1024
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
-    | getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
     | getattr(os, "O_CLOEXEC", 0)
 _NO_MANIFEST = b'{"awaited":0,"with_findings":0,"clean":0,"entries":[]}\n'
 
@@ -54,22 +57,8 @@ class Fallback:
     causes: tuple[str, ...] = ()
 
 
-#: (capture bytes, round directory, tag) -> Fallback; called with the round's lock held
-Splitter = Callable[[bytes, str, str], Fallback]
-
-
-@record
-class Entry:
-    """One manifest item: its object (None: not one), its tag if it passed the grammar,
-    whether its commands run, and why it failed in this run."""
-
-    index: int
-    data: dict[str, Any] | None
-    tag: str | None
-    run: bool
-    failure: str | None = None
-    #: the failure is a split_cmd's after a complete capture: the fallback may rescue it
-    rescuable: bool = False
+#: (capture bytes, the open round, tag) -> Fallback; called with the round's lock held
+Splitter = Callable[[bytes, Dir, str], Fallback]
 
 
 @record
@@ -108,11 +97,6 @@ class Notes:
         return out
 
 
-def shown_tag(tag: object) -> str:
-    """A tag from the manifest for a message: escaped, short, quoted."""
-    return repr(one_line(tag, 40)) if isinstance(tag, str) else f"of type {type(tag).__name__}"
-
-
 def _read_capture(dfd: int, name: str) -> bytes | str | None:
     """A raw capture's bytes, why it cannot be read, or None when there is none."""
     try:
@@ -132,25 +116,32 @@ def _read_capture(dfd: int, name: str) -> bytes | str | None:
         os.close(fd)
 
 
-def _kinds(round_dir: str, tag: str) -> tuple[bool, bool]:
-    """Whether the round holds finding files, and a clean sentinel, for *tag*."""
-    findings = clean = False
-    for name in os.listdir(round_dir):
-        fname = classify(name)
-        if fname.tag != tag:
-            continue
-        findings = findings or fname.kind is Kind.FINDING
-        clean = clean or fname.kind in CLEAN_KINDS
-    return findings, clean
+class Tags:
+    """Which tags have finding files, and which a clean sentinel, in the round: from one
+    listing, kept current as the fallback split adds files."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.findings: set[str] = set()
+        self.clean: set[str] = set()
+        self.add(names)
+
+    def add(self, names: Iterable[str]) -> None:
+        for name in names:
+            fname = classify(os.path.basename(name))
+            if fname.tag is None:
+                continue
+            if fname.kind is Kind.FINDING:
+                self.findings.add(fname.tag)
+            elif fname.kind in CLEAN_KINDS:
+                self.clean.add(fname.tag)
 
 
-def _fallback(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
-              notes: Notes, label: str) -> bool | None:
+def _fallback(entry: Entry, round_dir: Dir, tags: Tags, dfd: int | None,
+              splitter: Splitter, notes: Notes, label: str) -> bool | None:
     """The stdout fallback for a tag with no finding files: True when its capture was
     split, None when there is none to split, False when it failed (said)."""
     assert entry.tag is not None
-    findings, _ = _kinds(round_dir, entry.tag)
-    if findings or dfd is None:
+    if entry.tag in tags.findings or dfd is None:
         return None
     raw = f"{entry.tag}.raw"
     data = _read_capture(dfd, raw)
@@ -160,6 +151,7 @@ def _fallback(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
         notes.add(f"{label}: {DISPATCH}/{raw} {data}; marked failed")
         return False
     made = splitter(data, round_dir, entry.tag)
+    tags.add(made.files)
     if made.failure is not None:
         notes.add(f"{label}: the fallback split of {DISPATCH}/{raw} failed: {made.failure}; "
                   "marked failed")
@@ -171,7 +163,7 @@ def _fallback(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
     return True
 
 
-def _settle(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
+def _settle(entry: Entry, round_dir: Dir, tags: Tags, dfd: int | None, splitter: Splitter,
             notes: Notes) -> str:
     """The entry's status after this drain (see the module docstring)."""
     assert entry.data is not None and entry.tag is not None
@@ -179,7 +171,7 @@ def _settle(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
     if entry.failure is not None and not entry.rescuable:
         notes.add(f"{label}: {entry.failure}; marked failed")
         return "failed"
-    split = _fallback(entry, round_dir, dfd, splitter, notes, label)
+    split = _fallback(entry, round_dir, tags, dfd, splitter, notes, label)
     if split is False:
         return "failed"
     if entry.failure is not None:  # split_cmd failed after a complete capture
@@ -190,10 +182,9 @@ def _settle(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
     elif entry.data.get("status") == "failed" and not split:
         notes.add(f"{label}: marked failed in the manifest and no raw capture rescues it")
         return "failed"
-    findings, clean = _kinds(round_dir, entry.tag)
-    if findings:
+    if entry.tag in tags.findings:
         return "complete-with-findings"
-    if clean:
+    if entry.tag in tags.clean:
         return "complete-clean"
     if entry.run or entry.data.get("mode") != "background":
         notes.add(f"{label}: no finding files, no clean sentinel and no raw capture; "
@@ -201,9 +192,9 @@ def _settle(entry: Entry, round_dir: str, dfd: int | None, splitter: Splitter,
     return "complete"
 
 
-def _open_dispatch(round_dir: str, notes: Notes) -> int | None:
+def _open_dispatch(round_dir: Dir, notes: Notes) -> int | None:
     try:
-        return os.open(os.path.join(round_dir, DISPATCH), _DIR_FLAGS)
+        return os.open(DISPATCH, DIR_FLAGS, dir_fd=round_dir.fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -212,20 +203,26 @@ def _open_dispatch(round_dir: str, notes: Notes) -> int | None:
 
 
 def _render(value: object) -> bytes:
-    return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()
+    return (jsondoc.dumps(value, indent=2, sort_keys=True) + "\n").encode()
 
 
-def finish(round_dir: str, items: list[object], original: bytes, entries: list[Entry],
-           splitter: Splitter, notes: Notes) -> Report:
-    """Settle every entry, then write: the manifest, ``.round-complete.json``, the
-    removal of ``.dispatch/`` (only when every entry drained), the status file."""
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def finish(round_dir: Dir, read: Manifest, entries: list[Entry], splitter: Splitter,
+           notes: Notes) -> Report:
+    """Settle every entry, then write: the manifest (re-read and merged), then
+    ``.round-complete.json``, the removal of ``.dispatch/`` (only when every entry
+    drained and no other entry came meanwhile), the status file."""
     awaited = sum(1 for e in entries if e.data is not None and e.data.get("mode") ==
                   "background" and e.data.get("status") == "pending")
+    tags = Tags(round_dir.listdir())  # once, whatever the number of entries
     dfd = _open_dispatch(round_dir, notes)
     try:
         for entry in entries:
             if entry.data is not None and entry.tag is not None:
-                entry.data["status"] = _settle(entry, round_dir, dfd, splitter, notes)
+                entry.data["status"] = _settle(entry, round_dir, tags, dfd, splitter, notes)
             elif entry.data is not None:
                 entry.data["status"] = "failed"
     finally:
@@ -236,30 +233,35 @@ def finish(round_dir: str, items: list[object], original: bytes, entries: list[E
     with_findings = statuses.count("complete-with-findings")
     clean = statuses.count("complete-clean") + statuses.count("complete")
     failed = len(entries) - with_findings - clean
-    rendered = _render(items)
-    _write(round_dir, MANIFEST, rendered, skip_if=original)
+    now = read_manifest(round_dir)  # just before the write, under the lock
+    merged, kept = merge_back(read, now)
+    if kept:
+        notes.add(f"{_entries(kept)} of {MANIFEST} came or changed while this drain ran: "
+                  "kept as written, not drained; run await again")
+    _write(round_dir, MANIFEST, _render(merged), skip_if=now.data if now else None)
     summary = {"awaited": awaited, "with_findings": with_findings, "clean": clean,
                "entries": [{"tag": d.get("tag"), "status": d.get("status")} for d in objects]}
     _write(round_dir, COMPLETE, _render(summary))
-    if failed == 0:
+    if failed == 0 and not kept:
         _remove_dispatch(round_dir, notes)
-    elif os.path.isdir(os.path.join(round_dir, DISPATCH)):
-        notes.add(f"{DISPATCH}/ kept: {failed} entr{'y' if failed == 1 else 'ies'} did not "
-                  "drain; its raw captures stay for a rescue")
-    status_ok = write_round_status(round_dir, notes)
+    elif failed and round_dir.exists(DISPATCH):
+        notes.add(f"{DISPATCH}/ kept: {_entries(failed)} did not drain; its raw captures "
+                  "stay for a rescue")
+    status_ok = write_round_status(round_dir.path, notes)
     line = (f"qrspi-guard await: drained {awaited} background dispatch(es); "
             f"{with_findings} with findings, {clean} clean"
             + (f", {failed} failed" if failed else "") + ".")
-    return Report(line, notes.bounded(line), 0 if failed == 0 and status_ok else 1)
+    return Report(line, notes.bounded(line), 0 if failed == 0 and not kept and status_ok
+                  else 1)
 
 
-def no_manifest(round_dir: str, notes: Notes) -> Report:
+def no_manifest(round_dir: Dir, notes: Notes) -> Report:
     """No manifest: no dispatches were registered. The empty summary, and ``.dispatch/``
     removed unless it holds a raw capture (then kept, and said)."""
     _write(round_dir, COMPLETE, _NO_MANIFEST)
-    path = os.path.join(round_dir, DISPATCH)
     try:
-        kept = [n for n in os.listdir(path) if n.endswith(".raw")]
+        with round_dir.subdir(DISPATCH) as d:
+            kept = [n for n in d.listdir() if n.endswith(".raw")]
     except OSError:
         kept = []
     if kept:
@@ -267,26 +269,27 @@ def no_manifest(round_dir: str, notes: Notes) -> Report:
                   f"{MANIFEST} naming them")
     else:
         _remove_dispatch(round_dir, notes)
-    write_round_status(round_dir, notes)
+    write_round_status(round_dir.path, notes)
     line = "qrspi-guard await: no manifest; round complete (0 dispatches)."
     return Report(line, notes.bounded(line), 0)
 
 
-def _write(round_dir: str, name: str, data: bytes, skip_if: bytes | None = None) -> None:
-    """*data* into the round's *name*, old-or-new; nothing is written when the file
-    already holds it (*skip_if*, else read here): a rerun changes nothing."""
-    from qrspi_guard.output.files import write_atomic
+def _write(round_dir: Dir, name: str, data: bytes, skip_if: bytes | None = None) -> None:
+    """*data* into the round's *name*, old-or-new, relative to its descriptor; nothing
+    is written when the file already holds it (*skip_if*, else read here): a rerun
+    changes nothing."""
+    from qrspi_guard.output.files import write_in
     from qrspi_guard.parse.reader import read_bytes
 
     if skip_if is None:
-        current = read_bytes(os.path.join(round_dir, name))
+        current = read_bytes(name, dir_fd=round_dir.fd)
         skip_if = current if isinstance(current, bytes) else None
     if data == skip_if:
         return
     try:
-        write_atomic(os.path.join(round_dir, name), data)
+        write_in(round_dir, name, data)
     except OSError as exc:
-        raise DrainWriteError(f"cannot write {name} in {one_line(round_dir, 200)}: "
+        raise DrainWriteError(f"cannot write {name} in {one_line(round_dir.path, 200)}: "
                               f"{exc.strerror or exc}; it is left as it was") from None
 
 
@@ -296,10 +299,9 @@ class DrainWriteError(GuardError):
     exit_code = 1
 
 
-def _remove_dispatch(round_dir: str, notes: Notes) -> None:
-    path = os.path.join(round_dir, DISPATCH)
+def _remove_dispatch(round_dir: Dir, notes: Notes) -> None:
     try:
-        st = os.lstat(path)
+        st = round_dir.lstat(DISPATCH)
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -308,10 +310,8 @@ def _remove_dispatch(round_dir: str, notes: Notes) -> None:
     if not stat.S_ISDIR(st.st_mode):
         notes.add(f"{DISPATCH} is not a directory; left alone")
         return
-    import shutil
-
     try:
-        shutil.rmtree(path)
+        round_dir.remove_tree(DISPATCH)
     except OSError as exc:
         notes.add(f"{DISPATCH}/ could not be removed: {exc.strerror or exc}")
 

@@ -31,6 +31,7 @@ from qrspi_guard.contract.generations.fan_in import (
 )
 from qrspi_guard.contract.layout import is_fanin_finding_glob
 from qrspi_guard.errors import UnreadablePath
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.reader import ReadFailure, list_round, read_bytes
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.filejudge import FAN_IN_SUFFIX, fanin_change_type, fanin_score_of
@@ -120,21 +121,24 @@ def _shown(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "replace")
 
 
-def count_round(round_dir: str) -> Count:
-    """Read and count *round_dir* as ``verifier-fan-in.sh`` does. Raises
-    :class:`~qrspi_guard.errors.UnreadablePath` when the directory cannot be listed."""
+def count_round(round_dir: str, opened: int | None = None) -> Count:
+    """Read and count *round_dir* as ``verifier-fan-in.sh`` does (through the open
+    directory *opened* when given). Raises :class:`~qrspi_guard.errors.UnreadablePath`
+    when the directory cannot be listed."""
     real = os.path.realpath(round_dir)
-    listing = list_round(real)
+    try:
+        dir_fd = os.open(real if opened is None else ".",
+                         os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), dir_fd=opened)
+    except OSError as exc:
+        raise UnreadablePath(f"round-dir cannot be read: {exc.strerror or exc}") from None
+    listing = list_round(dir_fd)
     if isinstance(listing, ReadFailure):
+        os.close(dir_fd)
         raise UnreadablePath(f"round-dir {listing.message}")
     names = {e.name for e in listing}
     out = Count(real)
     found: list[GlobFinding] = []
     upstream_ids: dict[str, str] = {}
-    try:
-        dir_fd = os.open(real, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError as exc:
-        raise UnreadablePath(f"round-dir cannot be read: {exc.strerror or exc}") from None
     scores: dict[str, int] = {}
     unreadable: set[str] = set()
     try:
@@ -223,16 +227,25 @@ def guard_errors(count: Count, diags: Iterable[Diagnostic]) -> list[tuple[Halt, 
     return out
 
 
+def line_broken(name: str | None) -> bool:
+    """A name ``kept-findings.txt`` (one path per line) cannot carry."""
+    return name is not None and ("\n" in name or "\r" in name)
+
+
 def plan_fan_in(count: Count, diags: Iterable[Diagnostic], halt_on: HaltOn = "all") -> FanIn:
     """The run's outcome from the count and the judge's diagnostics on the round (as it
-    will stand: diagnostics about the fan-in's own earlier outputs are left out)."""
+    will stand: diagnostics about the fan-in's own earlier outputs are left out). A
+    finding whose name holds a line break (``bad_finding_filename``) halts under either
+    ``--halt-on``: kept, it would put lines in the kept list that are no kept finding."""
     extra = guard_errors(count, diags)
     halts = list(count.halts)
     errors: list[dict[str, str]] = []
     if halt_on == "all":
         halts.extend(h for h, _ in extra)
     else:
-        errors = [{**h.as_dict(), "message": d.message} for h, d in extra]
+        halts.extend(h for h, d in extra if line_broken(d.file))
+        errors = [{**h.as_dict(), "message": d.message} for h, d in extra
+                  if not line_broken(d.file)]
     audit: dict[str, Any] = {
         "scored": count.scored, "kept": len(count.kept), "dropped": count.dropped,
         "halts": [h.as_dict() for h in halts],
@@ -254,5 +267,5 @@ class _JqEncoder(json.JSONEncoder):
 def render_audit(audit: dict[str, Any]) -> bytes:
     """The audit's bytes, as ``jq -n`` prints the same object (two-space indent, keys in
     upstream's order, non-ASCII as UTF-8)."""
-    text = json.dumps(audit, indent=2, ensure_ascii=False, cls=_JqEncoder) + "\n"
+    text = jsondoc.dumps(audit, indent=2, ensure_ascii=False, cls=_JqEncoder) + "\n"
     return text.encode("utf-8", "surrogateescape")

@@ -14,8 +14,7 @@ two equal sets differ, and blank lines are dropped as upstream drops them.
 
 from __future__ import annotations
 
-import json
-
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import record
 
 BACKWARD = "backward-loop flag forced base-branch preparation"
@@ -66,7 +65,7 @@ def sidecar(diff_file: str | None, decision: Decision, ref: str | None) -> bytes
     doc = {"diff_file": diff_file or None, "narrowed": decision.narrowed,
            "reason": decision.reason or None, "ref": ref or None,
            "scope_hint": decision.scope_hint or None}
-    return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("ascii")
+    return (jsondoc.dumps(doc, indent=2, sort_keys=True) + "\n").encode("ascii")
 
 
 def non_git_sidecar() -> bytes:

@@ -26,7 +26,10 @@ a git work tree the run writes the sidecar with no diff and no hint and exits **
 
 Every git operation of the run (the HEAD check, the anchor lookup, ``HEAD~1``, the
 diff, the work-tree test) runs in one repository: ``--worktree``'s when given, else the
-working directory's. The whole run holds the round lock on ``OUTPUT_DIR``.
+working directory's. The whole run holds the round lock on ``OUTPUT_DIR``. Every file
+is read and written relative to the task directory's and ``OUTPUT_DIR``'s descriptors,
+opened (and made when missing) from `reviews/` down without following a link: a
+linked task or round directory is refused, never written through.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from qrspi_guard.errors import GuardError
 from qrspi_guard.loop import git
 from qrspi_guard.loop.narrowing import Decision, ScopeSet, decide, non_git_sidecar, sidecar
 from qrspi_guard.loop.prepare_args import PrepareArgs, PrepareUsageError
-from qrspi_guard.output.files import write_atomic
+from qrspi_guard.output.files import write_in
 from qrspi_guard.parse.capped import read_prefix
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import commit_anchor, scope_set
 from qrspi_guard.textsafe import one_line
@@ -90,48 +94,62 @@ def prepare(args: PrepareArgs, cwd: str | None = None,
         repo = os.path.join(here, args.worktree)
         if not os.path.isdir(repo):
             raise PrepareUsageError(f"--worktree {one_line(args.worktree)}: no such directory")
-    out_dir = _output_dir(os.path.join(here, args.output_dir), args.output_dir)
+    task, out = _output_dir(os.path.normpath(os.path.join(here, args.output_dir)),
+                            args.output_dir)
+    out_dir = os.path.realpath(out.path)
     shown = one_line(out_dir)
 
     def waiting() -> None:
         say(f"waiting for another qrspi-guard run on {shown} to finish")
 
     try:
-        with round_lock(out_dir, on_wait=waiting, timeout=lock_wait, exit_code=1):
-            return _Run(args, repo, out_dir, say, scope_tagger).go()
+        with task, out, round_lock(out_dir, on_wait=waiting, timeout=lock_wait, exit_code=1,
+                                   dir_fd=out.fd):
+            return _Run(args, repo, out_dir, (task, out), say, scope_tagger).go()
     except OSError as exc:  # opening the round directory for its lock
         raise PrepareError(f"cannot use <output-dir> {shown}: {exc.strerror or exc}") from None
 
 
-def _output_dir(path: str, given: str) -> str:
-    """OUTPUT_DIR, created when missing (as upstream does); physical, absolute."""
-    if not os.path.isdir(path):
-        if os.path.lexists(path):
-            raise PrepareUsageError(f"<output-dir> {one_line(given)} is not a directory")
-        try:
-            os.makedirs(path, exist_ok=True)
-        except OSError as exc:
-            raise PrepareUsageError(f"cannot create <output-dir> {one_line(given)}: "
-                                    f"{exc.strerror or exc}") from None
-    return os.path.realpath(path)
-
-
-def _read_regular(path: str, cap: int, what: str) -> bytes | None:
-    """At most *cap* + 1 bytes of *path*; None when it is not a regular file (missing,
-    a directory, a FIFO: what ``[ -f ]`` calls absent); unreadable: :class:`PrepareError`."""
+def _output_dir(path: str, given: str) -> tuple[Dir, Dir]:
+    """The task directory and OUTPUT_DIR in it, created when missing (as upstream does),
+    each opened from `reviews/` down without following a link: a linked task or round
+    directory is refused, never written through."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise PrepareUsageError(f"<output-dir> {one_line(given)} is not a directory")
     try:
-        fd = os.open(path, _OPEN)
+        task = Dir.round_path(os.path.dirname(path), create=True)
+    except OSError as exc:
+        raise PrepareUsageError(f"cannot use <output-dir> {one_line(given)}: "
+                                f"{exc.strerror or exc}") from None
+    try:
+        try:
+            task.mkdir(os.path.basename(path))
+        except FileExistsError:
+            pass
+        return task, task.subdir(os.path.basename(path))
+    except OSError as exc:
+        task.close()
+        raise PrepareUsageError(f"cannot use <output-dir> {one_line(given)}: "
+                                f"{exc.strerror or exc}") from None
+
+
+def _read_regular(d: Dir, name: str, cap: int, what: str) -> bytes | None:
+    """At most *cap* + 1 bytes of *name* in *d* (never through a link); None when it is
+    not a regular file (missing, a directory, a FIFO: what ``[ -f ]`` calls absent);
+    unreadable: :class:`PrepareError`."""
+    try:
+        fd = d.open(name, _OPEN)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise PrepareError(f"cannot read {what} at {one_line(path)}: "
+        raise PrepareError(f"cannot read {what} at {one_line(d.join(name))}: "
                            f"{exc.strerror or exc}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return read_prefix(fd, cap)
     except OSError as exc:
-        raise PrepareError(f"cannot read {what} at {one_line(path)}: "
+        raise PrepareError(f"cannot read {what} at {one_line(d.join(name))}: "
                            f"{exc.strerror or exc}") from None
     finally:
         os.close(fd)
@@ -140,22 +158,28 @@ def _read_regular(path: str, cap: int, what: str) -> bytes | None:
 class _Run:
     """One run, under the round lock."""
 
-    def __init__(self, args: PrepareArgs, repo: str, out_dir: str,
+    def __init__(self, args: PrepareArgs, repo: str, out_dir: str, dirs: tuple[Dir, Dir],
                  say: Callable[[str], None], scope_tagger: bool) -> None:
         self.args = args
         self.repo = repo
         self.shown_repo = one_line(repo)
         self.out_dir = out_dir
         self.task_dir = os.path.dirname(out_dir)
+        self.task, self.out = dirs  #: every read and write is relative to these
         self.say = say
         self.scope_tagger = scope_tagger
         self._tree: bool | None = None
         self._base: tuple[str, str] | None = None
 
-    # -- paths beside the round --------------------------------------------------------
+    # -- files beside the round --------------------------------------------------------
 
     def beside(self, round_no: int, suffix: str) -> str:
-        return os.path.join(self.task_dir, side_file_name(round_no, suffix))
+        """The name of a file beside the round, in the task directory."""
+        return side_file_name(round_no, suffix)
+
+    def shown(self, name: str) -> str:
+        """A file beside the round as messages name it."""
+        return one_line(os.path.join(self.task_dir, name))
 
     # -- git, in the run's one repository ------------------------------------------------
 
@@ -215,7 +239,7 @@ class _Run:
         anchor = self.prior_anchor()
         prev1, prev2 = self.scope_sets()
         flag = self.beside(args.round_no, "-backward-loop.flag")
-        backward = os.path.exists(flag)
+        backward = self.task.exists(flag)
         diff = b""
         ref = ""
         head1: str | None = None
@@ -235,8 +259,8 @@ class _Run:
             self.not_a_work_tree()
         diff_path = os.path.join(self.out_dir, f"round-{args.nn}.diff")
         sidecar_path = os.path.join(self.out_dir, SIDECAR)
-        self.write(diff_path, diff)
-        self.write(sidecar_path, sidecar(diff_path, decision, ref))
+        self.write(self.out, os.path.basename(diff_path), diff)
+        self.write(self.out, SIDECAR, sidecar(diff_path, decision, ref))
         return Outcome(diff_path, sidecar_path, decision, ref, anchor_path)
 
     def check_flags(self) -> None:
@@ -250,8 +274,8 @@ class _Run:
         """Exit 12: the implementer's commit is where the last round (or the task) began."""
         args = self.args
         if args.round_no >= 2:
-            data = _read_regular(self.beside(args.round_no - 1, "-commit.txt"), ANCHOR_CAP,
-                                 "the prior-round commit anchor")
+            data = _read_regular(self.task, self.beside(args.round_no - 1, "-commit.txt"),
+                                 ANCHOR_CAP, "the prior-round commit anchor")
             prior = bytes(b for b in data if b not in b" \t\n\r\v\f").decode(
                 "utf-8", "replace") if data is not None else ""
             label = f"prior round anchor (round {args.round_no - 1})"
@@ -285,9 +309,9 @@ class _Run:
         round_no = self.args.round_no
         if round_no < 2:
             return None
-        path = self.beside(round_no - 1, "-commit.txt")
-        where = one_line(path)
-        data = _read_regular(path, ANCHOR_CAP, "the prior-round commit anchor")
+        name = self.beside(round_no - 1, "-commit.txt")
+        where = self.shown(name)
+        data = _read_regular(self.task, name, ANCHOR_CAP, "the prior-round commit anchor")
         if data is None:
             raise PrepareError(f"missing prior-round commit anchor at {where} — round "
                                f"{round_no - 1}'s commit anchor was never written")
@@ -308,7 +332,7 @@ class _Run:
             return None, None
         found = [self.scope_set(round_no - 1), self.scope_set(round_no - 2)]
         if self.scope_tagger:
-            where = one_line(self.beside(round_no - 1, "-scope-set.txt"))
+            where = self.shown(self.beside(round_no - 1, "-scope-set.txt"))
             if found[0] is None:
                 raise PrepareError(f"missing prior-round scope-set at {where} — the scope "
                                    f"tagger was skipped or failed in round {round_no - 1}")
@@ -319,21 +343,21 @@ class _Run:
         return found[0], found[1]
 
     def scope_set(self, round_no: int) -> ScopeSet | None:
-        path = self.beside(round_no, "-scope-set.txt")
-        data = _read_regular(path, SCOPE_SET_CAP, "the prior-round scope-set")
+        name = self.beside(round_no, "-scope-set.txt")
+        data = _read_regular(self.task, name, SCOPE_SET_CAP, "the prior-round scope-set")
         if data is None:
             return None
         if len(data) > SCOPE_SET_CAP:
-            raise PrepareError(f"prior-round scope-set at {one_line(path)} is over "
+            raise PrepareError(f"prior-round scope-set at {self.shown(name)} is over "
                                f"{SCOPE_SET_CAP} bytes")
         tags, problem = scope_set(data)
         if problem is not None and problem.level is None:
-            raise PrepareError(f"malformed prior-round scope-set at {one_line(path)}, line "
+            raise PrepareError(f"malformed prior-round scope-set at {self.shown(name)}, line "
                                f"{problem.line}: {one_line(problem.message)}")
         return ScopeSet(tuple(tags), data.decode("utf-8"))
 
     def diff(self, ref: str, sha: str) -> bytes:
-        args = ["diff", "--no-color", "--no-ext-diff", sha, "--"]
+        args = ["diff", "--no-color", sha, "--"]
         if self.args.artifact:
             args.append(self.args.artifact)
         got = git.run_git(args, self.repo)
@@ -344,32 +368,33 @@ class _Run:
 
     # -- writes ------------------------------------------------------------------------
 
-    def write(self, path: str, data: bytes) -> None:
+    def write(self, d: Dir, name: str, data: bytes) -> None:
+        shown = os.path.join(self.task_dir if d is self.task else self.out_dir, name)
         try:
-            write_atomic(path, data)
+            write_in(d, name, data, shown=shown)
         except OSError as exc:
-            raise PrepareError(f"cannot write {one_line(path)}: {exc.strerror or exc}; "
+            raise PrepareError(f"cannot write {one_line(shown)}: {exc.strerror or exc}; "
                                "the previous file, if any, is unchanged") from None
 
     def write_anchor(self) -> str:
-        path = self.beside(self.args.round_no, "-commit.txt")
-        self.write(path, (self.args.implementer_commit + "\n").encode("utf-8",
-                                                                      "surrogateescape"))
-        return path
+        name = self.beside(self.args.round_no, "-commit.txt")
+        self.write(self.task, name, (self.args.implementer_commit + "\n").encode(
+            "utf-8", "surrogateescape"))
+        return os.path.join(self.task_dir, name)
 
     def consume(self, flag: str) -> None:
         """The backward-loop flag is read once: deleted; a failed delete is said, and
         the run goes on (the suite pins exit 0)."""
         try:
-            os.unlink(flag)
+            self.task.unlink(flag)
         except FileNotFoundError:
             pass
         except OSError as exc:
-            self.say(f"failed to delete backward-loop flag at {one_line(flag)} "
+            self.say(f"failed to delete backward-loop flag at {self.shown(flag)} "
                      f"({exc.strerror or exc}); remove it by hand, or the next run of this "
                      "round broadens again")
 
     def not_a_work_tree(self) -> None:
-        self.write(os.path.join(self.out_dir, SIDECAR), non_git_sidecar())
+        self.write(self.out, SIDECAR, non_git_sidecar())
         raise PrepareError(f"{self.shown_repo} is not in a git work tree: no diff produced "
                            "(the sidecar names no diff_file and no scope_hint)", 2)

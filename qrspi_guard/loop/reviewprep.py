@@ -19,7 +19,9 @@ empty diff); a diff without a hunk (exit 0 and nothing written on round 1,
 Writes: the map's input is read before anything is written; then, holding the round's
 lock (``reviews/<S>/round-NN/`` when it exists, else the step directory; the round
 directory is never created), the diff and then the map, each old-or-new under a temp
-name unique to the run. When the map cannot be written the new diff is removed, so no
+name unique to the run, relative to the step directory's descriptor (made when missing
+and opened from `reviews/` down without following a link: a linked step or round is
+refused, never written through). When the map cannot be written the new diff is removed, so no
 diff stands beside a map it does not belong to. No printing, no exits, no click.
 """
 
@@ -37,8 +39,9 @@ from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, round_lock
 from qrspi_guard.errors import GuardError
 from qrspi_guard.loop.absorption import absorption_map
 from qrspi_guard.loop.git import GitResult, GitUnavailable, run_git
-from qrspi_guard.output.files import write_atomic
+from qrspi_guard.output.files import write_in
 from qrspi_guard.parse.capped import read_capped
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import artifact_anchor_sha
 from qrspi_guard.textsafe import one_line
@@ -292,7 +295,7 @@ def _read_regular(path: str, cap: int) -> bytes:
 
 def _diff(request: Request, ref: str, artifact: str) -> bytes:
     """git's own bytes of the artifact's diff, working tree against *ref*."""
-    args = ["diff", "--no-color", "--no-ext-diff", ref, "--", artifact]
+    args = ["diff", "--no-color", ref, "--", artifact]
     got = _git(args, request.artifact_dir)
     if not got.ok:
         raise _git_failed(f"git diff {_shown(ref)} -- {artifact}", request.artifact_dir, got)
@@ -317,38 +320,43 @@ def _absorption_input(request: Request) -> bytes:
 
 def _write(request: Request, diff: bytes, amap: bytes | None, lock_wait: float) -> Outcome:
     step_dir = request.step_dir
-    try:
-        os.makedirs(step_dir, exist_ok=True)
+    try:  # made when missing, never through a link from reviews/ down
+        step = Dir.round_path(step_dir, create=True)
     except OSError as exc:
         raise ReviewPrepError(f"review-prep-write-failed: cannot create output dir "
                               f"{_shown(step_dir)}: {exc.strerror}") from None
-    round_dir = os.path.join(step_dir, f"round-{request.nn}")
-    lock_on = round_dir if os.path.isdir(round_dir) else step_dir
-    diff_path = os.path.join(step_dir, f"round-{request.nn}.diff")
-    map_path = os.path.join(step_dir, f"round-{request.nn}.absorption-map.tsv")
+    round_name = f"round-{request.nn}"
+    diff_name = f"{round_name}.diff"
+    map_name = f"{round_name}.absorption-map.tsv"
     with ExitStack() as held:
+        held.enter_context(step)
+        in_round = step.exists(round_name)
+        target = step.join(round_name) if in_round else step.path
         try:
-            held.enter_context(round_lock(lock_on, timeout=lock_wait, exit_code=1))
+            lock_on = held.enter_context(step.subdir(round_name)) if in_round else step
+            held.enter_context(round_lock(target, timeout=lock_wait, exit_code=1,
+                                          dir_fd=lock_on.fd))
         except OSError as exc:
-            raise ReviewPrepError(f"review-prep-write-failed: cannot lock "
-                                  f"{_shown(lock_on)}: {exc.strerror}") from None
-        _write_one(diff_path, diff)
+            raise ReviewPrepError(f"review-prep-write-failed: cannot lock {_shown(target)}: "
+                                  f"{exc.strerror}") from None
+        _write_one(step, diff_name, diff)
         if amap is None:
-            return Outcome(written=(diff_path,))
+            return Outcome(written=(step.join(diff_name),))
         try:
-            _write_one(map_path, amap)
+            _write_one(step, map_name, amap)
         except ReviewPrepError as exc:
             try:
-                os.unlink(diff_path)
+                step.unlink(diff_name)
             except OSError:
                 pass
-            raise ReviewPrepError(f"{exc}; {os.path.basename(diff_path)} removed") from None
-        return Outcome(written=(diff_path, map_path))
+            raise ReviewPrepError(f"{exc}; {diff_name} removed") from None
+        return Outcome(written=(step.join(diff_name), step.join(map_name)))
 
 
-def _write_one(path: str, data: bytes) -> None:
+def _write_one(step: Dir, name: str, data: bytes) -> None:
     try:
-        write_atomic(path, data)
+        write_in(step, name, data)
     except OSError as exc:
-        raise ReviewPrepError(f"review-prep-write-failed: cannot write {_shown(path)}: "
+        raise ReviewPrepError(f"review-prep-write-failed: cannot write "
+                              f"{_shown(step.join(name))}: "
                               f"{exc.strerror or type(exc).__name__}") from None

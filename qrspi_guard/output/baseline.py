@@ -17,7 +17,6 @@ result before it, so they describe a round as it is. No printing, no click.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable
@@ -26,6 +25,7 @@ from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.errors import GuardError
 from qrspi_guard.output.fingerprint import fingerprints, source_root
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.records import record, replace
 from qrspi_guard.textsafe import one_line
@@ -85,7 +85,7 @@ def render(diags: Iterable[Diagnostic], root: str) -> str:
                      key=lambda e: (e.path, e.cause, e.fingerprint))
     doc = {"version": VERSION,
            "entries": [{k: getattr(e, k) for k in _KEYS} for e in entries]}
-    return json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
+    return jsondoc.dumps(doc, indent=2, ensure_ascii=True) + "\n"
 
 
 def _read(path: str) -> bytes:
@@ -115,8 +115,8 @@ def load(path: str) -> Baseline:
     shown = one_line(path)
     data = _read(path)
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        doc = jsondoc.loads(data)
+    except jsondoc.JsonError as exc:
         raise BaselineError(f"baseline {shown}: does not parse as JSON: {one_line(str(exc))}") \
             from None
     if not isinstance(doc, dict) or "version" not in doc:

@@ -8,12 +8,13 @@
   :func:`write_round_file` is it for a file of a run's `reviews/` tree (status files,
   ``--fix``): its directories opened without following links; :func:`write_atomic` for
   a file the user named (``--output``, settings files).
-- :func:`write_output`: ``--output FILE``: atomic for a regular file (or a symbolic
-  link to one, whose target is replaced); a device or FIFO (``/dev/stdout``) is
-  written directly.
+- :func:`write_output`: an output path the user named (``--output``, ``report -o``,
+  ``--write-baseline``): atomic for a regular file; a FIFO written only while a reader
+  is there; a symbolic link, a directory or another device refused (cli.md).
 - :func:`append_summary`: ``$GITHUB_STEP_SUMMARY``: appended, and cut back to its old
-  length when the append fails, so the file holds the old content or the new.
-- :func:`remove_file`: a file that must go before its partner is rewritten (``fan-in``
+  length when the append fails, so the file holds the old content or the new; a FIFO,
+  a link or a device as :func:`write_output` says.
+- :func:`remove_in`: a file that must go before its partner is rewritten (``fan-in``
   removes a stale kept list before it writes a halting audit).
 
 A failure raises :class:`~qrspi_guard.errors.OutputError` (its one line names the file
@@ -168,42 +169,66 @@ def sync_dir(directory: str) -> None:
 
 
 def write_output(path: str, text: str) -> None:
-    """``--output FILE``. Raises :class:`OutputError`."""
+    """An output path the user named (``--output``, ``report -o``,
+    ``--write-baseline``), never opened in a way that can block or redirect the write
+    (cli.md "Files the guard reads and writes"): absent or a regular file, replaced
+    atomically; a FIFO, written only while a reader is there (:func:`_stream`); a
+    symbolic link (dangling or not), a directory or another device, refused. Raises
+    :class:`OutputError` (one line: exit 2)."""
     data = text.encode("utf-8", "surrogateescape")
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         st = None
     except OSError as exc:
         raise _failure(path, exc) from None
+    if st is not None and stat.S_ISFIFO(st.st_mode):
+        _stream(path, data, os.O_WRONLY, "write")
+        return
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise _refused(path, st.st_mode, "write")
     try:
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            if stat.S_ISDIR(st.st_mode):
-                raise OSError(errno.EISDIR, os.strerror(errno.EISDIR))
-            with open(path, "wb") as fh:  # a device or FIFO: there is nothing to replace
-                fh.write(data)
-            return
-        target = os.path.realpath(path) if os.path.islink(path) else path
-        write_atomic(target, data)
+        write_atomic(path, data)  # a link swapped in meanwhile is replaced, not followed
     except OSError as exc:
         raise _failure(path, exc) from None
 
 
 def append_summary(path: str, text: str) -> None:
-    """Append *text* to the step summary file at *path*; on failure it is cut back to
-    its old length. Raises :class:`OutputError`."""
-    data = text.encode("utf-8", "surrogateescape")
+    """Append *text* to the step summary file at *path* (created when missing); on
+    failure a regular file is cut back to its old length. A FIFO is written only while
+    a reader is there, a link, a directory or a device refused, as
+    :func:`write_output`. Raises :class:`OutputError`."""
+    _stream(path, text.encode("utf-8", "surrogateescape"),
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT, "append to")
+
+
+def _refused(path: str, mode: int, what: str) -> OutputError:
+    kind = ("a symbolic link (never followed; name the file itself)" if stat.S_ISLNK(mode)
+            else "a directory" if stat.S_ISDIR(mode)
+            else "a device, not a regular file or a FIFO")
+    return OutputError(f"cannot {what} {one_line(path)}: it is {kind}")
+
+
+def _stream(path: str, data: bytes, flags: int, what: str) -> None:
+    """*data* written to the file or FIFO at *path*, opened without blocking and
+    without following a link: a FIFO with no reader is refused at once (``ENXIO``), one
+    whose reader stops reading within :data:`SUMMARY_WAIT`; a regular file that a write
+    fails on is cut back to its old length. Raises :class:`OutputError`."""
     try:
-        # non-blocking, as every other stream: a FIFO that nobody reads is ENXIO at
-        # once, never a hang (issue 24)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK,
-                     _default_mode())
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), _default_mode())
     except OSError as exc:
-        raise _failure(path, exc, "append to") from None
+        if exc.errno == errno.ENXIO:
+            raise OutputError(f"cannot {what} {one_line(path)}: a FIFO that nobody reads; "
+                              "start its reader first") from None
+        if exc.errno == errno.ELOOP:
+            raise _refused(path, stat.S_IFLNK, what) from None
+        raise _failure(path, exc, what) from None
     try:
         st = os.fstat(fd)
-        size = st.st_size
         fifo = stat.S_ISFIFO(st.st_mode)
+        if not (fifo or stat.S_ISREG(st.st_mode)):
+            raise _refused(path, st.st_mode, what)
         if not fifo:
             os.set_blocking(fd, True)
         try:
@@ -217,11 +242,12 @@ def append_summary(path: str, text: str) -> None:
                     continue
                 view = view[n:]
         except OSError as exc:
-            try:
-                os.ftruncate(fd, size)
-            except OSError:
-                pass
-            raise _failure(path, exc, "append to") from None
+            if not fifo:
+                try:
+                    os.ftruncate(fd, st.st_size)
+                except OSError:
+                    pass
+            raise _failure(path, exc, what) from None
     finally:
         os.close(fd)
 
@@ -235,10 +261,11 @@ def _writable(fd: int, timeout: float) -> bool:
         return True
 
 
-def remove_file(path: str) -> None:
-    """Remove *path* if it is there (a missing file is fine). Raises OSError."""
+def remove_in(d: Dir, name: str) -> None:
+    """Remove *name* from the open directory *d* if it is there (a missing file is
+    fine). Raises OSError."""
     try:
-        _retrying("unlink", path, lambda: os.unlink(path))
+        _retrying("unlink", d.join(name), partial(d.unlink, name))
     except FileNotFoundError:
         return
 

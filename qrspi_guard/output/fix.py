@@ -1,7 +1,9 @@
 """`check --fix`: the one automatic fix, trailing newlines (round-contract §3).
 
-Each file is rewritten atomically, keeping its permissions, relative to its round
-directory's descriptor (opened without following links). A fix never creates a halt: a
+Each file is read and rewritten atomically, keeping its permissions, relative to its
+round directory's descriptor (opened without following links), under the round's lock
+(the one ``split`` and the loop commands write under), so no write of theirs lands
+between the read and the rewrite. A fix never creates a halt: a
 newline that would take a file over the 1 MiB cap is not added. A file that cannot be
 rewritten (a read-only round, a full disk) is left exactly as it was and reported as a
 :class:`FixFailure`; the others are still fixed.
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from qrspi_guard.contract.layout import Kind, classify
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.engine.plan import plan
+from qrspi_guard.engine.roundlock import LOOP_LOCK_WAIT, LockTimeout, round_lock
 from qrspi_guard.output.files import write_in
 from qrspi_guard.parse.capped import FILE_CAP
 from qrspi_guard.parse.nofollow import Dir
@@ -51,7 +54,13 @@ def fix_trailing_newlines(paths: Iterable[str], overrides: Overrides,
         except OSError:
             continue  # a link or gone since it was planned: check reports it, never fixed
         with d:
-            yield from _fix_round(d, wanted)
+            try:
+                # a fix rewrites a file: read and written under the round's lock, as
+                # split and the loop commands write, so no write of theirs is lost
+                with round_lock(d.path, timeout=LOOP_LOCK_WAIT, dir_fd=d.fd):
+                    yield from _fix_round(d, wanted)
+            except LockTimeout as exc:
+                yield FixFailure(d.path, str(exc))
 
 
 def _fix_round(d: Dir, wanted: Callable[[str], bool] | None) -> Iterator[Fixed | FixFailure]:

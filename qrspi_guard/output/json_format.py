@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, summary_counts, visible
+from qrspi_guard.parse import jsondoc
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
@@ -49,4 +49,4 @@ def document(result: CheckResult, options: ReportOptions) -> dict[str, Any]:
 def render(result: CheckResult, options: ReportOptions) -> str:
     """Paths are kept lossless: a name that is not valid UTF-8 is written with Python's
     surrogate escapes (``"\\udcff"``), which ``os.fsencode`` maps back to its bytes."""
-    return json.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"
+    return jsondoc.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard import __version__
@@ -28,6 +27,7 @@ from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
 from qrspi_guard.output.fingerprint import FINGERPRINT, fingerprint, source_root
 from qrspi_guard.output.locate import Locator
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.textsafe import one_line
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
@@ -142,4 +142,4 @@ def document(result: CheckResult, options: ReportOptions,
 
 
 def render(result: CheckResult, options: ReportOptions) -> str:
-    return json.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"
+    return jsondoc.dumps(document(result, options), indent=2, ensure_ascii=True) + "\n"

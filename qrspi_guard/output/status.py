@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 from typing import Any
 
 from qrspi_guard.contract.layout import side_file_name, status_file_name
 from qrspi_guard.engine import RoundResult
+from qrspi_guard.parse import jsondoc
 
 SCHEMA = "qrspi-guard/round-status/1"
 
@@ -50,7 +50,7 @@ def without_timestamp(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode()
+    return (jsondoc.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode()
 
 
 def write_atomic(path: str, data: bytes) -> None:

@@ -8,6 +8,8 @@
   following symbolic links, as descriptors every read and write is relative to.
 - :mod:`.frontmatter`: the byte and YAML layers of a finding (encoding, fences, the
   loader that keeps huge integers as text), failures as data.
+- :mod:`.jsondoc`: every JSON read and written, under one set of rules (no NaN or
+  Infinity, no duplicate key, bounded depth and digits), failures as one named line.
 - :mod:`.fastparse`: the common-case finding parser that the hot path uses, proven
   equal to the full parser by a differential test.
 """

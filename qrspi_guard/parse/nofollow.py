@@ -27,6 +27,8 @@ _NAMED_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOE
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 #: the name of the directory below which a run's directories are never followed
 REVIEWS = "reviews"
+#: the deepest tree :meth:`Dir.remove_tree` removes (a scratch directory, never deep)
+MAX_REMOVE_DEPTH = 32
 
 
 def link_refused(shown: str) -> OSError:
@@ -47,14 +49,30 @@ def _components(path: str) -> tuple[str, list[str]]:
     return os.sep + os.sep.join(parts[:cut]), parts[cut:]
 
 
-def open_round_dir(path: str) -> int:
+def reviews_tree(path: str) -> str | None:
+    """The `reviews` directory *path* is in or below (its last component so named, the
+    path made absolute), or None when no component of *path* is `reviews`."""
+    head, below = _components(path)
+    return os.path.join(head, REVIEWS) if below else None
+
+
+def open_round_dir(path: str, create: bool = False) -> int:
     """A descriptor of directory *path*, its `reviews/`-and-below components opened
-    without following links. Raises OSError (``ELOOP`` naming *path*
+    without following links. With *create*, missing directories are made on the way:
+    the part above `reviews/` as named, each one below relative to its parent's
+    descriptor (never through a link). Raises OSError (``ELOOP`` naming *path*
     for a link)."""
     head, below = _components(path)
+    if create:
+        os.makedirs(head, exist_ok=True)
     fd = os.open(head, _NAMED_FLAGS)
     try:
         for part in below:
+            if create:
+                try:
+                    os.mkdir(part, dir_fd=fd)
+                except FileExistsError:
+                    pass
             try:
                 nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -85,9 +103,9 @@ class Dir:
         self.path = path
 
     @classmethod
-    def round_path(cls, path: str) -> Dir:
+    def round_path(cls, path: str, create: bool = False) -> Dir:
         """:func:`open_round_dir`. Raises OSError."""
-        return cls(open_round_dir(path), path)
+        return cls(open_round_dir(path, create), path)
 
     @classmethod
     def named(cls, path: str) -> Dir:
@@ -140,6 +158,24 @@ class Dir:
 
     def fsync(self) -> None:
         os.fsync(self.fd)
+
+    def mkdir(self, name: str, mode: int = 0o777) -> None:
+        os.mkdir(name, mode, dir_fd=self.fd)
+
+    def remove_tree(self, name: str, depth: int = 0) -> None:
+        """Remove the directory *name* here and all it holds, every step relative to a
+        descriptor opened without following links (a link inside is removed, never
+        followed). Past :data:`MAX_REMOVE_DEPTH` levels it stops (``ELOOP``). Raises
+        OSError."""
+        if depth > MAX_REMOVE_DEPTH:
+            raise OSError(errno.ELOOP, f"nested more than {MAX_REMOVE_DEPTH} levels deep")
+        with self.subdir(name) as d:
+            for entry in d.listdir():
+                if stat.S_ISDIR(d.lstat(entry).st_mode):
+                    d.remove_tree(entry, depth + 1)
+                else:
+                    d.unlink(entry)
+        os.rmdir(name, dir_fd=self.fd)
 
     def subdir(self, name: str) -> Dir:
         """A directory inside this one, opened without following a link."""

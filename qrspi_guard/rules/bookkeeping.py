@@ -9,19 +9,17 @@ diagnostics with the file's place.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from qrspi_guard.contract.generations import CONTRACT
 from qrspi_guard.contract.layout import bounded_number
 from qrspi_guard.parse import frontmatter as fm
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import field, record
 from qrspi_guard.rules.verifier import Audit, parse_audit
 
 _ANCHOR_RE = re.compile(rb"[0-9a-f]{40}\n")
-#: JSON nested deeper than this is refused before parsing (never a RecursionError)
-MAX_JSON_DEPTH = 64
 
 
 @record(frozen=True)
@@ -227,54 +225,13 @@ def dispatch_manifest(data: bytes) -> tuple[tuple[str, ...] | None, Problem | No
 
 
 def load_json(data: bytes) -> Any:
-    """Parsed JSON, or a Problem: never a RecursionError or the int-digits ValueError,
-    whatever the bytes (nesting is measured before parsing)."""
+    """Parsed JSON, or a Problem: the one JSON reader's rules
+    (:mod:`qrspi_guard.parse.jsondoc`), never a RecursionError or the int-digits
+    ValueError, whatever the bytes."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Problem(f"byte {exc.start} is not valid UTF-8")
-    if _depth(text) > MAX_JSON_DEPTH:
-        return Problem(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
-    try:
-        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
-    except ValueError as exc:
-        return Problem(f"not valid JSON ({str(exc)[:120]})")
-
-
-def _bounded_int(digits: str) -> int:
-    number = bounded_number(digits.lstrip("-"))
-    if number is None:
-        raise ValueError("an integer of over a thousand digits")
-    return -number if digits.startswith("-") else number
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _depth(text: str) -> int:
-    """The deepest nesting of brackets outside strings (a linear scan)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_JSON_DEPTH:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
-    return deepest
+        return jsondoc.loads(data)
+    except jsondoc.JsonError as exc:
+        return Problem(str(exc))
 
 
 def fanin_audit(data: bytes) -> Audit:

@@ -7,11 +7,11 @@ only, ``github`` when ``GITHUB_ACTIONS=true``; the default. No click here.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import field, record, replace
 from qrspi_guard.settings.commandline import CommandLine
 from qrspi_guard.settings.configfile import ConfigFile, config_for
@@ -100,13 +100,13 @@ class Settings:
         """The resolved settings and where each came from (``--show-settings``)."""
         data = self.as_dict()
         if as_json:
-            return json.dumps(data, indent=2, ensure_ascii=True) + "\n"
+            return jsondoc.dumps(data, indent=2, ensure_ascii=True) + "\n"
         from qrspi_guard.textsafe import one_line
 
         lines = [f"config file: {one_line(self.config.shown) if self.config else '(none)'}"]
         for setting in DECLARED:
             key = setting.key
-            value = json.dumps(data[key], ensure_ascii=True)
+            value = jsondoc.dumps(data[key], ensure_ascii=True)
             source = self.sources.get(key, DEFAULT_SOURCE)
             lines.append(f"{key} = {one_line(value)}  # {one_line(source)}")
         off = self.selection.disabled

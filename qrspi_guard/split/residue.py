@@ -17,7 +17,6 @@ holds the round's lock. The next ``split`` into the round repairs it first
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -32,6 +31,7 @@ from qrspi_guard.contract.layout import (
     new_name,
     parse_residue,
 )
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 
@@ -51,7 +51,7 @@ class Intent:
     removals: tuple[str, ...]
 
     def encode(self) -> bytes:
-        return json.dumps({"tag": self.tag, "writes": list(self.writes),
+        return jsondoc.dumps({"tag": self.tag, "writes": list(self.writes),
                            "removals": list(self.removals)}).encode() + b"\n"
 
     @classmethod
@@ -61,8 +61,8 @@ class Intent:
         if len(data) > MAX_INTENT_BYTES:
             return None
         try:
-            doc: Any = json.loads(data)
-        except (ValueError, RecursionError):
+            doc: Any = jsondoc.loads(data)
+        except jsondoc.JsonError:
             return None
         if not isinstance(doc, dict) or not isinstance(doc.get("tag"), str):
             return None

@@ -3,9 +3,9 @@ reads it."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import record
 from qrspi_guard.verdict.model import (
     BLOCKED,
@@ -58,7 +58,7 @@ def to_json_dict(result: VerdictResult) -> dict[str, Any]:
 
 def render_json(result: VerdictResult) -> str:
     """The verdict object as one line of ASCII JSON, newline-terminated."""
-    return json.dumps(to_json_dict(result), ensure_ascii=True) + "\n"
+    return jsondoc.dumps(to_json_dict(result), ensure_ascii=True) + "\n"
 
 
 @record(frozen=True)

@@ -3,9 +3,9 @@ JSON decoding (no NaN, huge integers kept as digits), then the rules."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.verdict.model import (
     APPROVED,
     APPROVED_WITH_CONCERNS,
@@ -35,10 +35,6 @@ class BigInt:
         self.digits = digits.lstrip("-")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _parse_int(digits: str) -> int | BigInt:
     if len(digits) > _MAX_INT_DIGITS:
         return BigInt(digits)
@@ -46,11 +42,9 @@ def _parse_int(digits: str) -> int | BigInt:
 
 
 def decode_json(data: bytes) -> Any:
-    """Strict JSON: UTF-8 (one leading BOM allowed), no NaN/Infinity. Raises ValueError."""
-    text = data.decode("utf-8")  # UnicodeDecodeError is a ValueError
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+    """The JSON reader's rules (:mod:`qrspi_guard.parse.jsondoc`), one leading BOM
+    allowed, huge integers kept as digits. Raises ValueError."""
+    return jsondoc.loads(data, parse_int=_parse_int, bom=True)
 
 
 _FULL = 100
@@ -146,7 +140,7 @@ def evaluate(findings_path: str, data: bytes | None, max_bytes: int = MAX_BYTES)
         return blocked(findings_path, too_large_message(findings_path, max_bytes))
     try:
         doc = decode_json(data)
-    except (ValueError, RecursionError):
+    except ValueError:
         return blocked(findings_path, invalid_json_message(findings_path))
     if not isinstance(doc, dict):
         what = f"the top level is {_article(_type_name(doc))}, not an object"

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import select
 import stat
@@ -27,6 +26,7 @@ from typing import Any
 from qrspi_guard.engine import RoundResult
 from qrspi_guard.output.files import TEMP_PREFIX, TEMP_SUFFIX
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
@@ -68,8 +68,8 @@ def read_previous(path: str) -> dict[str, Any] | None:
     if len(data) > MAX_STATUS_BYTES:
         return None
     try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError):
+        doc = jsondoc.loads(data)
+    except jsondoc.JsonError:
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -409,7 +409,7 @@ class Publisher:
         event["previous"] = previous
         event["round_dir"] = o.round_dir
         event["status_file"] = o.status_path
-        line_json = json.dumps(event, ensure_ascii=True, separators=(",", ":"))
+        line_json = jsondoc.dumps(event, ensure_ascii=True, separators=(",", ":"))
         return line_json, text_line(o.round_dir, doc, o.quiet)
 
     def _fault(self, fault: str, o: RoundOutput, status: str | None, **extra: Any) -> None:
@@ -417,7 +417,7 @@ class Publisher:
                 "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "round_dir": o.round_dir, "status_file": o.status_path, "status": status}
         line.update(extra)
-        self._event(json.dumps(line, ensure_ascii=True, separators=(",", ":")))
+        self._event(jsondoc.dumps(line, ensure_ascii=True, separators=(",", ":")))
 
     def _event(self, line: str) -> None:
         events = self.events
