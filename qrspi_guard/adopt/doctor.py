@@ -17,7 +17,6 @@ optional and never make it unhealthy unless broken.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -27,6 +26,7 @@ from qrspi_guard.adopt.dropins import DROPINS, DropIn, sha256, version_of
 from qrspi_guard.adopt.store import Seen, Store, locate, look
 from qrspi_guard.adopt.wrapper import by_hand, marked, parse
 from qrspi_guard.errors import GuardError
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
@@ -52,7 +52,7 @@ class Report:
         return all(i.state != BAD and (not i.required or i.state != NO) for i in self.items)
 
     def to_json(self) -> str:
-        return json.dumps({"healthy": self.healthy, "items": [
+        return jsondoc.dumps({"healthy": self.healthy, "items": [
             {"section": i.section, "what": i.what, "state": i.state, "detail": i.detail,
              "required": i.required} for i in self.items]}, indent=2) + "\n"
 

@@ -14,11 +14,11 @@ the same way.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import record
 
 FILE = ".pre-commit-config.yaml"
@@ -54,7 +54,7 @@ def block(guard: tuple[str, ...], baseline: str | None, indent: str = "  ") -> s
         f"{i}  hooks:",
         f"{i}    - id: {HOOK_ID}",
         f"{i}      name: {HOOK_NAME}",
-        f"{i}      entry: {json.dumps(entry_command(guard, baseline))}",
+        f"{i}      entry: {jsondoc.dumps(entry_command(guard, baseline))}",
         f"{i}      language: system",
         f"{i}      always_run: true",
         f"{i}      pass_filenames: false",

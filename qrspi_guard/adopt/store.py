@@ -20,13 +20,13 @@ and the state directory is opened without following a link.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from typing import Any
 
 from qrspi_guard.errors import InputError, OutputError
 from qrspi_guard.output.files import TEMP_PREFIX, TEMP_SUFFIX, write_in
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.capped import FILE_CAP, read_capped
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
@@ -152,7 +152,7 @@ class Manifest:
                "originals": {k: {"sha256": v.sha256, "mode": v.mode}
                              for k, v in sorted(self.originals.items())},
                "extras": self.extras}
-        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode()
+        return (jsondoc.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode()
 
 
 def parse_manifest(data: bytes, shown: str) -> Manifest:
@@ -160,8 +160,8 @@ def parse_manifest(data: bytes, shown: str) -> Manifest:
     bad = InputError(f"{shown} is not a manifest adopt wrote; leave it alone or remove "
                      "the directory it is in")
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        doc = jsondoc.loads(data)
+    except jsondoc.JsonError:
         raise bad from None
     if not isinstance(doc, dict) or doc.get("version") != MANIFEST_VERSION:
         raise bad
