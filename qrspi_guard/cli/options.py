@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from qrspi_guard.cli.conventions import Choice, shown
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.contract.layout import TAG_RE
 from qrspi_guard.contract.runconfig import Overrides
@@ -32,7 +33,7 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--config", "config_file", metavar="FILE",
                      type=click.Path(exists=True, dir_okay=False),
                      help="Use FILE as the run's config.md."),
-        click.option("--protocol", type=click.Choice(PROTOCOL_CHOICES), default="auto",
+        click.option("--protocol", type=Choice(PROTOCOL_CHOICES), default="auto",
                      show_default=True, help=help_of("protocol")),
         click.option("--round", "round_no", type=click.IntRange(min=1, max=999_999_999),
                      metavar="N", help="The round of a directory that holds reviewer output "
@@ -48,7 +49,8 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
                     config_file: str | None, protocol: str = "auto",
                     round_no: int | None = None) -> Overrides:
     from qrspi_guard.contract.layout import STEPS, TASK_DIR_RE
-    from qrspi_guard.contract.matrix import rows_for
+    from qrspi_guard.contract.matrix import ROWS, rows_for
+    from qrspi_guard.voice import did_you_mean
 
     if config_file is not None and not os.path.isfile(config_file):
         # a FIFO or device named by --config is refused, never opened (cli.md)
@@ -58,9 +60,10 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
         _usable_config(config_file)
     if step is not None and rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
         # a mistyped step must not silently switch the matrix off
-        raise click.BadParameter(f"unknown step {step!r} (steps: {', '.join(STEPS)}; "
-                                 "also integrate, implement-gate, task-NN)",
-                                 param_hint="--step")
+        hint = did_you_mean(step, (*STEPS, *ROWS))
+        raise click.BadParameter(f"unknown step {shown(step)}{hint} (steps: "
+                                 f"{', '.join(STEPS)}; also integrate, implement-gate, "
+                                 "task-NN)", param_hint="--step")
     tags: tuple[str, ...] | None = None
     if expect is not None:
         tags = tuple(t.strip() for t in expect.split(",") if t.strip())

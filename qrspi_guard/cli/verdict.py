@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from qrspi_guard.cli.conventions import Choice
 from qrspi_guard.verdict import render_json, render_text, review_path
 
 
@@ -39,7 +40,7 @@ Exit codes: 0 approved, 1 approved_with_concerns, 3 rejected, 4 BLOCKED
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=Choice(["text", "json"]),
     default="text",
     show_default=True,
     help="text: the four-line verdict block and a status line; json: the verdict object.",

@@ -23,6 +23,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
+from qrspi_guard import voice
 from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
 from qrspi_guard.parse.capped import read_capped
@@ -91,7 +92,7 @@ class Notes:
         self.items: list[str] = []
 
     def add(self, text: str) -> None:
-        self.items.append(f"qrspi-guard await: {one_line(text, self.LINE)}")
+        self.items.append(voice.line("await", one_line(text, self.LINE)))
 
     def bounded(self, summary: str) -> list[str]:
         budget = OUTPUT_BUDGET - len(summary.encode()) - 1 - 80  # room for "N more"
@@ -100,8 +101,8 @@ class Notes:
         for i, line in enumerate(self.items):
             size = len(line.encode()) + 1
             if used + size > budget:
-                out.append(f"qrspi-guard await: ... and {len(self.items) - i} more "
-                           "problem(s) not shown")
+                out.append(voice.line("await", f"... and {len(self.items) - i} more "
+                                      "not shown"))
                 break
             out.append(line)
             used += size
@@ -247,9 +248,10 @@ def finish(round_dir: str, items: list[object], original: bytes, entries: list[E
         notes.add(f"{DISPATCH}/ kept: {failed} entr{'y' if failed == 1 else 'ies'} did not "
                   "drain; its raw captures stay for a rescue")
     status_ok = write_round_status(round_dir, notes)
-    line = (f"qrspi-guard await: drained {awaited} background dispatch(es); "
-            f"{with_findings} with findings, {clean} clean"
-            + (f", {failed} failed" if failed else "") + ".")
+    # upstream's summary line (await-round.sh), under the guard's prefix
+    line = voice.line("await", f"drained {awaited} background dispatch(es); "
+                      f"{with_findings} with findings, {clean} clean"
+                      + (f", {failed} failed" if failed else "") + ".")
     return Report(line, notes.bounded(line), 0 if failed == 0 and status_ok else 1)
 
 
