@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
-from qrspi_guard.cli.conventions import Choice, Group, say_error, say_warning
+from qrspi_guard.cli.conventions import Choice, Group, reached, say_error, say_warning
 from qrspi_guard.lockout.ledger import (
     DEFAULT_LEDGER,
     ENV_VAR,
@@ -137,6 +137,7 @@ def author_cmd(ctx: click.Context, artifact: str, agent: str, ledger: str | None
     """Record that AGENT wrote the current version of ARTIFACT (refused if locked out)."""
     result = _write(ctx, ledger, lambda st: plan_author(st, artifact, agent))
     plan, ev = result.plan, result.event
+    reached(_OUTCOME_EXIT[plan.outcome])  # a closed pipe ends the run with it
     if plan.outcome == "refused":
         assert plan.verdict is not None
         click.echo(verdict_line(plan.verdict, result.before, "author"))
@@ -184,6 +185,7 @@ def assign_cmd(ctx: click.Context, artifact: str, agent: str, ledger: str | None
     """Name AGENT the revision author of ARTIFACT (exit 1 refused, 3 deadlock)."""
     result = _write(ctx, ledger, lambda st: plan_assign(st, artifact, agent))
     plan, ev = result.plan, result.event
+    reached(_OUTCOME_EXIT[plan.outcome])  # a closed pipe ends the run with it
     if plan.outcome == "recorded":
         a = result.after.artifact(ev.artifact)
         extra = ""
@@ -257,7 +259,7 @@ def check_cmd(ctx: click.Context, artifact: str, agent: str, fmt: str,
         v = evaluate(state, artifact, agent)
     except LockoutError as exc:
         _fail(str(exc))
-    code = EXIT_DEADLOCK if v.deadlock else EXIT_OK if v.allowed else EXIT_REFUSED
+    code = reached(EXIT_DEADLOCK if v.deadlock else EXIT_OK if v.allowed else EXIT_REFUSED)
     if fmt == "json":
         data = v.to_dict()
         data.update(ledger=str(path), exit_code=code, torn_tail=torn_json(snap.torn))

@@ -20,11 +20,18 @@ from qrspi_guard.cli.conventions import (
     no_rounds_warning,
     tolerant_stdout,
 )
-from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
+from qrspi_guard.cli.options import (
+    build_overrides,
+    given,
+    override_options,
+    selection_options,
+    settings_file_option,
+)
 
 
 def judging_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``check``'s config overrides, rule selection and ``--isolated``."""
+    """``check``'s config overrides, rule selection, ``--isolated`` and ``--settings``."""
+    f = settings_file_option(f)
     f = click.option("--isolated", is_flag=True, help="Read no project configuration file.")(f)
     return override_options(selection_options(f))
 
@@ -40,7 +47,7 @@ def judge_overview(ctx: click.Context, paths: tuple[str, ...], kw: dict[str, Any
     cli = CommandLine(select=kw.pop("select") or None, extend_select=kw.pop("extend_select"),
                       ignore=kw.pop("ignore"),
                       protocol=protocol if given(ctx, "protocol") else None,
-                      isolated=kw.pop("isolated"))
+                      isolated=kw.pop("isolated"), settings_file=kw.pop("settings_file"))
     base = build_overrides(kw.pop("step"), kw.pop("second_reviewer"), kw.pop("verifier"),
                            kw.pop("require_sidecars"), kw.pop("expect"), kw.pop("config_file"),
                            protocol, kw.pop("round_no"))

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from qrspi_guard.cli.conventions import Choice
+from qrspi_guard.cli.conventions import Choice, reached
 from qrspi_guard.verdict import render_json, render_text, review_path
 
 
@@ -51,5 +51,6 @@ def verdict(findings_json: str, output_format: str) -> None:
     Read-only: nothing is written. Everything, BLOCKED messages included, goes to stdout.
     """
     result = review_path(findings_json)
+    reached(result.exit_code)  # a closed pipe ends the run with it
     _emit(render_json(result) if output_format == "json" else render_text(result))
     sys.exit(result.exit_code)
