@@ -92,7 +92,7 @@ def test_the_readme_configuration_example_is_accepted(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(toml.replace("strict = true", "strict = 1"))
     proc = run_main("check", ".", cwd=tmp_path)
     assert proc.returncode == 2
-    assert re.fullmatch(r"qrspi-guard: error: pyproject\.toml:\d+: strict: must be true or "
+    assert re.fullmatch(r"qrspi-guard check: error: pyproject\.toml:\d+: strict: must be true or "
                         r"false\n", proc.stderr.decode())
 
 

@@ -38,7 +38,9 @@ def _round_dir(args: tuple[str, ...]) -> str:
     return first
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(context_settings={"ignore_unknown_options": True}, epilog="""\b
+Exit codes: 0 clean; 1 a halt (stderr names the first cause); 2 bad arguments, or a
+run that could not finish (a write, the round lock).""")
 @click.option("--halt-on", "halt_on", type=Choice(["all", "upstream"]), default="all",
               show_default=True,
               help="all: every error `check` reports for the round halts; upstream: only "

@@ -29,6 +29,7 @@ from qrspi_guard.errors import GuardError
 from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import plural
 
 MANIFEST = ".dispatch-manifest.json"
 COMPLETE = ".round-complete.json"
@@ -101,8 +102,8 @@ class Notes:
         for i, line in enumerate(self.items):
             size = len(line.encode()) + 1
             if used + size > budget:
-                out.append(voice.line("await", f"... and {len(self.items) - i} more "
-                                      "not shown"))
+                more = plural(len(self.items) - i, "more problem", "more problems")
+                out.append(voice.line("await", f"... and {more} not shown"))
                 break
             out.append(line)
             used += size
