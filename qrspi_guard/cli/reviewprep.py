@@ -43,7 +43,7 @@ class _UpstreamArguments(click.Command):
     options_metavar="--step STEP --round NN --artifact-dir DIR [--base-ref REF]",
     short_help="Write an artifact step's round diff (drop-in for review-prep.sh).")
 @click.option("--step", metavar="STEP",
-              help=f"The artifact step: {', '.join(s for s in STEP_ARTIFACTS)} "
+              help=f"The artifact step: {', '.join(STEP_ARTIFACTS)} "
               "(implement: nothing to do; an unknown step: exit 0, nothing written).")
 @click.option("--round", "round_no", metavar="NN",
               help="The round (1 or more): round 1 diffs against --base-ref, a later one "
