@@ -42,7 +42,7 @@ def test_the_example_workflow_runs_the_action_and_uploads_its_sarif() -> None:
     doc = yaml.safe_load(WORKFLOW.read_text())
     (job,) = doc["jobs"].values()
     steps = job["steps"]
-    guard = next(s for s in steps if s.get("uses", "").startswith("OWNER/qrspi-guard@"))
+    guard = next(s for s in steps if s.get("uses", "").startswith("<owner>/qrspi-guard@"))
     upload = next(s for s in steps if s.get("uses", "").startswith(
         "github/codeql-action/upload-sarif@"))
     assert upload["with"]["sarif_file"] == guard["with"]["sarif"]

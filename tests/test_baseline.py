@@ -169,7 +169,7 @@ def test_a_baseline_setting_that_is_not_a_file_name_is_exit_2(repo: Path) -> Non
     (repo / ".qrspi-guard.toml").write_text("baseline = 3\n")
     proc = check(repo, ".")
     assert proc.returncode == 2
-    assert proc.stderr.decode() == ("qrspi-guard: error: .qrspi-guard.toml:1: baseline: "
+    assert proc.stderr.decode() == ("qrspi-guard check: error: .qrspi-guard.toml:1: baseline: "
                                     "must be a file name (relative to this file)\n")
 
 

@@ -31,13 +31,13 @@ def test_exit_2_on_a_missing_path_with_one_line() -> None:
     proc = run_main("check", "no/such/dir")
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().splitlines() == [
-        "qrspi-guard: error: path not found: no/such/dir"]
+        "qrspi-guard check: error: path not found: no/such/dir"]
 
 
 def test_exit_2_on_an_unknown_option() -> None:
     proc = run_main("check", "--no-such-option")
     assert proc.returncode == 2
-    assert b"No such option" in proc.stderr
+    assert b"no such option '--no-such-option'" in proc.stderr
     assert b"Traceback" not in proc.stderr
 
 
@@ -298,11 +298,13 @@ def test_relative_paths_from_inside_the_tree_find_the_run_config(run: Run) -> No
 
 
 def test_usage_errors_are_one_line_on_stderr() -> None:
-    for args in (["check", "--no-such-option"], ["check", "--format", "xml"], ["nosuch"]):
+    for args, head in ((["check", "--no-such-option"], "qrspi-guard check: error: "),
+                       (["check", "--format", "xml"], "qrspi-guard check: error: "),
+                       (["nosuch"], "qrspi-guard: error: ")):
         proc = run_main(*args)
         assert proc.returncode == 2
         err = proc.stderr.decode()
-        assert err.startswith("qrspi-guard: error: ") and err.count("\n") == 1, err
+        assert err.startswith(head) and err.count("\n") == 1, err
 
 
 def test_a_mistyped_step_is_exit_2_not_a_silent_pass(run: Run) -> None:

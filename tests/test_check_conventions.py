@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qrspi_guard.cli.check import use_color
+from qrspi_guard.cli.conventions import use_color
 from tests.support import FIXTURES, Run, run_main, stdout_on_tty
 
 EXAMPLE = FIXTURES / "example"

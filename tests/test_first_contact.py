@@ -36,7 +36,7 @@ def test_check_with_no_rounds_warns_on_stderr_and_exits_0(tmp_path: Path) -> Non
     proc = run_main("check", "docs", cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stderr.decode() == (
-        "qrspi-guard: warning: no review rounds found under docs (looked for "
+        "qrspi-guard check: warning: no review rounds found under docs (looked for "
         "reviews/<step>/round-NN/ and reviews/tasks/task-NN/round-NN/)\n")
     assert proc.stdout.decode() == "0 rounds, 0 files: 0 errors, 0 warnings\n"
     quiet = run_main("check", "docs", "--format", "json", cwd=tmp_path)
@@ -112,22 +112,22 @@ def test_output_format_without_output_is_refused_before_any_work(tmp_path: Path)
     assert not list(tmp_path.rglob("*-guard.json"))
 
 
-def test_a_broken_pipe_is_exit_2_with_one_line_even_with_an_unbuffered_stdout(
+def test_a_broken_pipe_is_quiet_with_the_verdict_even_with_an_unbuffered_stdout(
         tmp_path: Path) -> None:
-    """`check BIG | head -1` and `explain --list | head -1`: the same behaviour. Python's
+    """`check BIG | head -1` and `explain --list | head -1`: the same behaviour, quiet,
+    with the verdict reached (check: 1, the example has errors; explain: 0). Python's
     unbuffered stdout (PYTHONUNBUFFERED=1, common in CI) took the first 64 KiB of a
-    large report, dropped the rest silently and exited 1."""
+    large report and dropped the rest silently."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     big = f'"{SCRIPT}" check "{EXAMPLE}" --format sarif'  # over 100 KiB: more than a pipe holds
-    for cmd in (f"{big} | (head -c 1 >/dev/null; exec 0<&-; sleep 0.5)",
-                f'"{SCRIPT}" explain --list | true'):
+    for cmd, verdict in ((f"{big} | (head -c 1 >/dev/null; exec 0<&-; sleep 0.5)", 1),
+                         (f'"{SCRIPT}" explain --list | true', 0)):
         for unbuffered in (env, {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}):
             proc = subprocess.run(["bash", "-c", cmd + '; exit "${PIPESTATUS[0]}"'],
                                   cwd=tmp_path, env=unbuffered, capture_output=True,
                                   timeout=120)
-            assert proc.returncode == 2, (cmd, proc.stderr)
-            assert proc.stderr == b"qrspi-guard: error: cannot write to standard output: " \
-                b"Broken pipe\n"
+            assert proc.returncode == verdict, (cmd, proc.stderr)
+            assert proc.stderr == b"", cmd
 
 
 def test_stdin_filename_reports_only_the_buffer(tmp_path: Path) -> None:

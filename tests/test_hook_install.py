@@ -143,7 +143,7 @@ def test_a_settings_file_that_does_not_parse_is_left_alone_with_exit_2(
     for verb in ("install", "uninstall"):
         code, out, err = cli(tmp_path, verb)
         assert code == 2 and out == ""
-        assert err.startswith("qrspi-guard: error: ") and words in err
+        assert err.startswith("qrspi-guard hook: error: ") and words in err
         assert err.count("\n") == 1
     assert path.read_text() == text
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]

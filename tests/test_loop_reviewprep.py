@@ -147,13 +147,27 @@ def test_implement_is_a_no_op(repo: Repo) -> None:
     assert not (repo.top / "reviews").exists()
 
 
-@pytest.mark.parametrize("step", ["bogus", "Goals", "../goals", "", "goals/.."])
+@pytest.mark.parametrize("step", ["bogus", "nope", "", "review"])
 def test_an_unknown_step_exits_0_silently_and_creates_nothing(repo: Repo, step: str) -> None:
     if not step:  # an empty --step is a missing flag (exit 1), not an unknown step
         assert round1(repo, step).returncode == 1
         return
     got = round1(repo, step)
     assert (got.returncode, got.stdout, got.stderr) == (0, b"", b"")
+    assert not (repo.top / "reviews").exists()
+
+
+@pytest.mark.parametrize(("step", "meant"), [("desgin", "design"), ("Goals", "goals"),
+                                             ("../goals", "goals"), ("goals/..", "goals"),
+                                             ("parallelise", "parallelize")])
+def test_a_near_miss_step_exits_0_with_one_did_you_mean_line_and_creates_nothing(
+        repo: Repo, step: str, meant: str) -> None:
+    """Upstream's silent exit 0 stays; a step difflib rates at 0.6 or more near a known
+    one gets one line naming it (a typo must not pass in silence)."""
+    got = round1(repo, step)
+    assert (got.returncode, got.stdout) == (0, b"")
+    assert got.stderr.decode() == (f"qrspi-guard review-prep: warning: unknown step "
+                                   f"{step!r}; did you mean {meant!r}? (nothing written)\n")
     assert not (repo.top / "reviews").exists()
 
 
@@ -280,11 +294,12 @@ def test_an_unknown_base_ref_is_review_prep_git_failed_not_an_empty_diff(repo: R
     assert not (repo.top / "reviews").exists()
 
 
-def test_a_named_failure_line_starts_with_the_diagnostic_as_upstreams_does(
+def test_a_named_failure_line_is_the_error_line_with_the_diagnostic_first(
         repo: Repo) -> None:
     got = prep(repo, "--step", "goals", "--round", "01", "--artifact-dir", "{D}",
                "--base-ref", "no-such-branch")
-    assert one_error_line(got).startswith("review-prep-git-failed: ")
+    assert one_error_line(got).startswith(
+        "qrspi-guard review-prep: error: review-prep-git-failed: ")
 
 
 def test_an_unknown_well_formed_anchor_is_git_failed_not_narrow_round_empty_diff(
@@ -633,10 +648,19 @@ def test_flag_equals_value_and_the_last_occurrence_win(repo: Repo) -> None:
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
-def test_help_prints_the_usage_and_exits_0(flag: str) -> None:
+def test_help_is_laid_out_as_every_other_help_and_exits_0(flag: str) -> None:
     got = run_main("review-prep", flag)
     assert got.returncode == 0
-    assert got.stdout.startswith(b"usage: qrspi-guard review-prep --step")
+    text = got.stdout.decode()
+    assert text.startswith("Usage: qrspi-guard review-prep --step STEP --round NN")
+    other = run_main("fan-in", "--help").stdout.decode()
+    # the same sections in the same order: usage, description, options, exit codes
+    for got_text in (text, other):
+        assert got_text.index("Usage: ") < got_text.index("\nOptions:\n") \
+            < got_text.index("Exit codes")
+    for option in ("--step STEP", "--round NN", "--artifact-dir DIR", "--base-ref REF",
+                   "-h, --help"):
+        assert f"\n  {option} " in text, option
 
 
 def test_a_non_numeric_round_is_checked_before_the_step(repo: Repo) -> None:

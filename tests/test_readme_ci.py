@@ -1,5 +1,6 @@
 """The README's CI, pre-commit and configuration snippets work as written (where the
-user keeps qrspi-guard aside: `OWNER/qrspi-guard`, a git URL), pinned to this release."""
+user keeps qrspi-guard aside: the placeholders `<owner>/qrspi-guard` and a git URL),
+pinned to this release."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def section(title: str) -> str:
 @pytest.mark.skipif(not CHECK_JSONSCHEMA.exists(), reason="check-jsonschema not installed")
 def test_the_readme_workflow_validates_as_a_github_workflow(tmp_path: Path) -> None:
     (workflow,) = blocks("yaml", section("### In CI (GitHub Actions)"))
-    assert "OWNER/qrspi-guard@v" in workflow and "upload-sarif" in workflow
+    assert "<owner>/qrspi-guard@v" in workflow and "upload-sarif" in workflow
     path = tmp_path / "qrspi-guard.yml"
     path.write_text(workflow)
     proc = subprocess.run([str(CHECK_JSONSCHEMA), "--builtin-schema", "vendor.github-workflows",
@@ -92,7 +93,7 @@ def test_the_readme_configuration_example_is_accepted(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(toml.replace("strict = true", "strict = 1"))
     proc = run_main("check", ".", cwd=tmp_path)
     assert proc.returncode == 2
-    assert re.fullmatch(r"qrspi-guard: error: pyproject\.toml:\d+: strict: must be true or "
+    assert re.fullmatch(r"qrspi-guard check: error: pyproject\.toml:\d+: strict: must be true or "
                         r"false\n", proc.stderr.decode())
 
 

@@ -75,7 +75,7 @@ def test_an_unknown_cause_on_the_command_line_is_exit_2_naming_it() -> None:
         proc = run_main("check", option, "change_type_out_of_enum,no_such_cause", "example",
                        cwd=FIXTURES)
         assert proc.returncode == 2
-        assert proc.stderr.decode() == (f"qrspi-guard: error: {option}: unknown cause "
+        assert proc.stderr.decode() == (f"qrspi-guard check: error: {option}: unknown cause "
                                         "'no_such_cause' (see `qrspi-guard explain "
                                         "--list`)\n")
 

@@ -160,7 +160,7 @@ def test_a_wrong_config_file_is_exit_2_naming_file_line_and_key(
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert err.startswith(f"qrspi-guard: error: .qrspi-guard.toml:{line}: "), err
+    assert err.startswith(f"qrspi-guard check: error: .qrspi-guard.toml:{line}: "), err
     assert key in err and problem in err, err
 
 

@@ -122,7 +122,7 @@ def test_malformed_stdout_exits_1_with_one_line_and_no_files(tmp: Path, data: by
     (["split", "out.txt", "reviews/design/round-00", TAG], "not a round directory"),
     (["split", "missing.txt", "reviews/design/round-02", TAG], "cannot read STDOUT"),
     (["split", "out.txt", "reviews/design/round-02"], "Missing argument"),
-    (["split", "out.txt", "reviews/design/round-02", TAG, "--bogus"], "No such option"),
+    (["split", "out.txt", "reviews/design/round-02", TAG, "--bogus"], "no such option"),
 ], ids=["tag-case", "tag-underscore", "round-missing", "not-round", "round-zero", "stdout-missing",
         "too-few", "unknown-option"])
 def test_wrong_arguments_exit_2_and_write_nothing(tmp: Path, args: list[str], said: str) -> None:

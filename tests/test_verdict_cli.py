@@ -237,7 +237,8 @@ def test_bad_arguments_exit_2_on_stderr(tmp_path: Path, args: tuple[str, ...]) -
     assert proc.returncode == 2
     assert proc.stdout == ""
     # one clear line naming the problem and where help is
-    assert proc.stderr.startswith("qrspi-guard: error: ") and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("qrspi-guard verdict: error: ")
+    assert proc.stderr.count("\n") == 1
     assert "qrspi-guard verdict --help" in proc.stderr
 
 

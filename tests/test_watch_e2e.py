@@ -359,7 +359,7 @@ def test_restart_rebuilds_from_disk_after_changes_made_while_stopped(
     assert w2.stop() == 0
     w3 = watchers(tmp_path, "--settle", "30")  # nothing changed: nothing rewritten
     assert w3.stop() == 0
-    assert "0 status write(s)" in w3.err[-1]
+    assert "0 status writes" in w3.err[-1]
 
 
 def test_root_missing_is_exit_2(tmp_path: Path) -> None:

@@ -263,7 +263,7 @@ def test_line_sink_says_a_failure_once_and_its_recovery_once(tmp_path: Path) -> 
     assert len(err) == 1 and "cannot write to standard output" in err[0]
     sink.fd = os.open(target, os.O_WRONLY | os.O_APPEND)
     assert sink.write("four")
-    assert err[1].endswith("writing again (2 line(s) lost)")
+    assert err[1].endswith("writing again (2 lines lost)")
     assert target.read_text() == "one\nfour\n"
     sink.close()
 
@@ -302,7 +302,7 @@ def test_events_file_write_that_fails_leaves_whole_lines_only(
     monkeypatch.undo()
     sink.close()
     assert [json.loads(x) for x in events.read_text().splitlines()] == [{"n": 1}, {"n": 4}]
-    assert "writing again (2 line(s) lost)" in err[-1]
+    assert "writing again (2 lines lost)" in err[-1]
 
 
 def test_events_fifo_without_a_reader_never_blocks_and_delivers_once_one_comes(
@@ -322,7 +322,7 @@ def test_events_fifo_without_a_reader_never_blocks_and_delivers_once_one_comes(
     finally:
         os.close(reader_fd)
     assert got == [b'{"n":1}\n']
-    assert "writing again (1 line(s) lost)" in err[-1]
+    assert "writing again (1 line lost)" in err[-1]
     assert not sink.write("reader gone")  # EPIPE: reopened at the next line
     sink.close()
 

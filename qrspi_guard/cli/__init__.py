@@ -9,11 +9,14 @@ module imports no click at all: :func:`main` sends ``hook`` calls to the click-f
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, NoReturn
 
 #: command name -> "module:attribute"; adding a command touches only this table.
 COMMANDS: dict[str, str] = {
@@ -57,12 +60,15 @@ def _hook_route(args: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point, and the one place failures become exit codes.
+    """Console-script entry point, and the one place failures become exit codes and
+    lines, as :mod:`qrspi_guard.cli.conventions` says:
 
-    - a usage error (unknown option, missing argument, bad value): one line, exit 2;
+    - a usage error (unknown option, missing argument, bad value): one line naming the
+      nearest known word, exit 2 (a drop-in: its upstream script's code);
     - a :class:`~qrspi_guard.errors.GuardError` raised by the core: its one line and its
       exit code (2 unless the error says otherwise);
-    - stdout closed or full (``| head``, ``>&-``, ``/dev/full``): one line, exit 2;
+    - a closed pipe on stdout (``| head``): quiet, the exit code the command had reached;
+      stdout closed or full (``>&-``, ``/dev/full``): one line, exit 2;
     - Ctrl-C: exit 130;
     - anything else is a bug: `internal error`, one line, exit 2 (with the traceback
       under ``QRSPI_GUARD_DEBUG=1``). Never a traceback otherwise.
@@ -78,42 +84,67 @@ def main(argv: list[str] | None = None) -> None:
     _buffered_stdout()
     import click
 
+    from qrspi_guard.cli import conventions
     from qrspi_guard.cli.group import cli
     from qrspi_guard.errors import GuardError
-    from qrspi_guard.textsafe import one_line
 
+    conventions.begin(args[0] if args and args[0] in COMMANDS else None)
     try:
-        rv = cli.main(args=argv, prog_name="qrspi-guard", standalone_mode=False)
-        _flush_stdout()
+        rv = cli.main(args=args, prog_name="qrspi-guard", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # a bare group: its help, readable
         _stderr(exc.ctx.get_help() + "\n" if exc.ctx is not None else exc.format_message())
         _silence_stdout()
         sys.exit(2)
     except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx is not None else "qrspi-guard"
-        _fatal(f"error: {one_line(exc.format_message())} (see '{where} --help')", 2)
+        _fatal(conventions.usage_line(exc), conventions.bad_argument())
     except click.ClickException as exc:
-        _fatal(f"error: {one_line(exc.format_message())}", exc.exit_code)
+        _fatal(conventions.error_line(exc.format_message()), exc.exit_code)
     except GuardError as exc:
-        _fatal(f"error: {one_line(str(exc))}", exc.exit_code)
+        _fatal(conventions.error_line(str(exc)), exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
-        sys.exit(130)
-    except SystemExit:
-        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
-            # click caught a broken pipe itself and would exit quietly: say it, exit 2
-            _fatal("error: cannot write to standard output: Broken pipe", 2)
-        if _flush_stdout(quiet=True):
-            raise
-        _fatal("error: cannot write to standard output", 2)
+        sys.exit(conventions.EXIT_INTERRUPTED)
+    except SystemExit as exc:
+        if "PacifyFlushWrapper" in type(sys.stdout).__name__:
+            _closed_pipe(conventions.verdict())  # click caught a broken pipe itself
+        _finish(exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1,
+                conventions.error_line)
+        raise
     except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            _closed_pipe(conventions.verdict())
         if _is_stdout_failure(exc):
-            _fatal(f"error: cannot write to standard output: {exc.strerror or exc}", 2)
-        _internal(exc)
+            _fatal(conventions.error_line(
+                f"cannot write to standard output: {exc.strerror or exc}"), 2)
+        _internal(exc, conventions.error_line)
     except Exception as exc:  # last-resort guard, never a traceback
         if sys.stdout is None:  # started with stdout closed (`>&-`): not a bug
-            _fatal("error: cannot write to standard output: the stream is closed", 2)
-        _internal(exc)
-    sys.exit(rv if isinstance(rv, int) else 0)
+            _fatal(conventions.error_line(
+                "cannot write to standard output: the stream is closed"), 2)
+        _internal(exc, conventions.error_line)
+    code = rv if isinstance(rv, int) else 0
+    _finish(code, conventions.error_line)
+    sys.exit(code)
+
+
+def _finish(code: int, error_line: Callable[[str], str]) -> None:
+    """Flush stdout before exiting with *code*: a closed pipe ends quietly with *code*
+    (the verdict reached), any other failure is one line and exit 2. Returns when the
+    flush succeeded."""
+    failure = _flush_stdout()
+    if failure is None:
+        return
+    if failure == errno.EPIPE:
+        _closed_pipe(code)
+    why = os.strerror(failure) if failure > 0 else "the stream is closed"
+    _fatal(error_line(f"cannot write to standard output: {why}"), 2)
+
+
+def _closed_pipe(code: int) -> NoReturn:
+    """The reader of stdout went away (``| head -1``): nothing to say, and the command's
+    verdict stands (cli.md). Later writes go to /dev/null, so the interpreter's own
+    final flush cannot fail a second time."""
+    _silence_stdout(always=True)
+    sys.exit(code)
 
 
 def _buffered_stdout() -> None:
@@ -141,40 +172,37 @@ def _buffered_stdout() -> None:
 OWN_STDOUT: object = None
 
 
-def _flush_stdout(quiet: bool = False) -> bool:
+def _flush_stdout() -> int | None:
     """Flush stdout now, inside the error handler (not at interpreter exit, where a
-    failure is a traceback and exit 120). With *quiet*, report success as a bool."""
+    failure is a traceback and exit 120): None when it worked, else the errno (-1: no
+    stream at all)."""
     try:
         sys.stdout.flush()
-    except (OSError, ValueError, AttributeError):
-        if quiet:
-            return False
-        raise OSError(32, "the stream is closed") from None
-    return True
+    except OSError as exc:
+        return exc.errno or -1
+    except (ValueError, AttributeError):
+        return -1
+    return None
 
 
 def _is_stdout_failure(exc: OSError) -> bool:
-    import errno
-
-    return exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, 32)
+    return exc.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO)
 
 
-def _fatal(line: str, code: int) -> None:
-    _stderr(f"qrspi-guard: {line}\n")
+def _fatal(line: str, code: int) -> NoReturn:
+    _stderr(f"{line}\n")
     _silence_stdout()
     sys.exit(code)
 
 
-def _internal(exc: BaseException) -> None:
-    import os
-
+def _internal(exc: BaseException, error_line: Callable[[str], str]) -> NoReturn:
     from qrspi_guard.textsafe import one_line
 
     if os.environ.get("QRSPI_GUARD_DEBUG") not in (None, "", "0"):
         import traceback
 
         _stderr("".join(traceback.format_exception(exc)))
-    _fatal(f"internal error: {type(exc).__name__}: {one_line(str(exc))}", 2)
+    _fatal(error_line(f"internal error: {type(exc).__name__}: {one_line(str(exc))}"), 2)
 
 
 def _stderr(text: str) -> None:
@@ -185,17 +213,33 @@ def _stderr(text: str) -> None:
         pass
 
 
-def _silence_stdout() -> None:
-    """After a stdout failure, point fd 1 at /dev/null so the interpreter's own final
-    flush cannot fail a second time (and print a traceback)."""
-    import os
-
+def _silence_stdout(always: bool = False) -> None:
+    """After a stdout failure (or *always*, after a closed pipe), point fd 1 at /dev/null
+    so the interpreter's own final flush cannot fail a second time (and print a
+    traceback)."""
     try:
         sys.stdout.flush()
+        failed = always
     except (OSError, ValueError, AttributeError):
+        failed = True
+    if failed and _owns_fd1():
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.close(devnull)
         except OSError:
             pass
+
+
+def _owns_fd1() -> bool:
+    """Whether stdout is this process's descriptor 1 (or gone), not a stream a caller
+    captured in memory (click's test runner), whose descriptor 1 is not ours to move."""
+    import io
+
+    stream = sys.stdout
+    try:
+        return stream is None or stream.fileno() == 1
+    except io.UnsupportedOperation:
+        return False
+    except (AttributeError, ValueError, OSError):
+        return True

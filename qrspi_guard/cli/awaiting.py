@@ -1,6 +1,7 @@
 """`qrspi-guard await --round-dir ROUND_DIR`: the drop-in for upstream's
 ``scripts/await-round.sh`` (loop.md). The drain is :mod:`qrspi_guard.loop.awaiting`;
-this module parses the arguments (bad ones exit 1, as upstream's script does), hands
+this module parses the arguments (a bad one exits 1, upstream's code:
+:data:`~qrspi_guard.cli.conventions.BAD_ARGUMENT`), hands
 the drain ``split``'s core for the fallback split, and prints the bounded report."""
 
 from __future__ import annotations
@@ -11,23 +12,9 @@ from typing import Any
 
 import click
 
+from qrspi_guard.cli.conventions import reached, say
 from qrspi_guard.cli.process import term_as_exit
 from qrspi_guard.textsafe import one_line
-
-PREFIX = "qrspi-guard await"
-
-
-class _Exit1Command(click.Command):
-    """click's usage errors (unknown flag, missing value) as upstream's exit 1."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from qrspi_guard.loop.awaiting import AwaitUsageError
-
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise AwaitUsageError(f"{one_line(exc.format_message(), 200)} (see "
-                                  f"'qrspi-guard await --help')") from None
 
 
 def _timeout(text: str | None) -> float:
@@ -79,12 +66,7 @@ def _toplevel(cwd: str) -> tuple[str, str] | None:
         return None
 
 
-def _say(line: str) -> None:
-    click.echo(f"{PREFIX}: {line}", err=True)
-
-
 @click.command(
-    cls=_Exit1Command,
     epilog="""\b
 Example (in place of scripts/await-round.sh):
   $ qrspi-guard await --round-dir docs/qrspi/run/reviews/design/round-02
@@ -117,8 +99,9 @@ def await_round(round_dir: str | None, timeout: str | None) -> None:
     seconds = _timeout(timeout)
     with term_as_exit():
         report = drain(round_dir, splitter=_fallback, timeout=seconds, toplevel=_toplevel,
-                       say=_say)
+                       say=say)
     for line in report.lines:
         click.echo(line, err=True)
+    reached(report.exit_code)
     click.echo(report.summary)
     sys.exit(report.exit_code)

@@ -12,11 +12,21 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from qrspi_guard.cli.conventions import (
+    Choice,
+    color_options,
+    colored,
+    no_rounds_warning,
+    reached,
+    say,
+    say_error,
+    say_warning,
+    tolerant_stdout,
+)
 from qrspi_guard.cli.options import (
     build_overrides,
     given,
@@ -25,8 +35,9 @@ from qrspi_guard.cli.options import (
     settings_file_option,
 )
 from qrspi_guard.cli.process import fast_exit
-from qrspi_guard.output import FORMATS, ReportOptions
+from qrspi_guard.output import FORMATS, ReportOptions, format_for_file
 from qrspi_guard.settings.declared import help_of
+from qrspi_guard.voice import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.engine import CheckResult
@@ -36,22 +47,9 @@ if TYPE_CHECKING:  # pragma: no cover
 STDIN_LIMIT = 16 * 1024 * 1024
 
 
-def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
-    """``--color always|never`` win; with ``auto``, a non-empty ``NO_COLOR`` turns colour
-    off, else a non-empty ``FORCE_COLOR`` turns it on, else colour on a terminal only
-    (CPython's own rule: NO_COLOR wins over FORCE_COLOR)."""
-    if choice != "auto":
-        return choice == "always"
-    if env.get("NO_COLOR"):
-        return False
-    if env.get("FORCE_COLOR"):
-        return True
-    return isatty
-
-
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="text",
+@click.option("--format", "fmt", type=Choice(list(FORMATS)), default="text",
               help=help_of("format"))
 @click.option("--strict/--no-strict", default=False, help=help_of("strict"))
 @override_options
@@ -68,10 +66,12 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
               help="Write round-NN-guard.json beside each round checked.")
 @click.option("--fix", is_flag=True, help="Normalise trailing newlines (the only fix).")
 @click.option("--output", "output", type=click.Path(dir_okay=False),
-              help="Also write the report to FILE, atomically (see --output-format).")
-@click.option("--output-format", "output_format", type=click.Choice(list(FORMATS)),
-              help="The format written to --output, while stdout keeps --format. Without "
-              "it, FILE gets --format (json for text) and stdout gets text.")
+              help="Also write the report to FILE, atomically, in the format FILE's "
+              "extension names (.json json, .sarif sarif, .xml junit, .txt text; any "
+              "other: --format); stdout gets text. See --output-format.")
+@click.option("--output-format", "output_format", type=Choice(list(FORMATS)),
+              help="The format written to --output, whatever FILE's extension, while "
+              "stdout keeps --format.")
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Leave out the diagnostics recorded in FILE (see --write-baseline); "
               "replaces the config file's baseline.")
@@ -81,11 +81,7 @@ def use_color(choice: str, env: Mapping[str, str], isatty: bool) -> bool:
               help="With PATH '-': judge standard input as the file at PATH (editors).")
 @click.option("--quiet", "-q", is_flag=True,
               help="Only what fails (and the summary), in every format.")
-@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]),
-              default="auto", show_default=True,
-              help="Colour the text output (auto: on a terminal, unless NO_COLOR; "
-              "FORCE_COLOR forces it).")
-@click.option("--no-color", is_flag=True, help="Same as --color never.")
+@color_options
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
           step: str | None, second_reviewer: bool | None, verifier: bool | None,
@@ -120,7 +116,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     from qrspi_guard.textsafe import one_line
 
     started = time.monotonic()
-    _tolerant_stdout()
+    tolerant_stdout()
     from_stdin = "-" in paths
     base = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
                            config_file, protocol, round_no)
@@ -143,6 +139,10 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         raise UsageError(f"--statistics prints text or json, not {fmt}")
     if output_format is not None and output is None:  # refused before any work
         raise UsageError("--output-format needs --output FILE")
+    # --output FILE's format: --output-format, else FILE's extension, else --format
+    file_fmt = (output_format or format_for_file(output) or fmt) if output else None
+    if statistics and file_fmt not in (None, "text", "json"):
+        raise UsageError(f"--statistics writes text or json, not {file_fmt} (to --output)")
     if from_stdin or stdin_filename is not None:
         if paths not in (("-",), ()) or stdin_filename is None:
             raise UsageError("judge standard input with: check --stdin-filename PATH -")
@@ -163,8 +163,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
             for outcome in fix_trailing_newlines(group or ("."), judge.overrides, wanted):
                 if isinstance(outcome, FixFailure):
                     fix_failures.append(outcome)
-                    click.echo(f"qrspi-guard: error: cannot fix {one_line(outcome.path)}: "
-                               f"{outcome.reason}; it is left as it was", err=True)
+                    say_error(f"cannot fix {one_line(outcome.path)}: {outcome.reason}; it "
+                              "is left as it was")
                 elif not quiet:
                     click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
     if stdin_filename is not None:
@@ -172,10 +172,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     else:
         result = merge([judge.paths(group) for judge, group in judges])
         if not (result.rounds or result.files or result.diagnostics or result.not_in_round):
-            where = ", ".join(one_line(p) for p in paths) if paths else "."
-            click.echo(f"qrspi-guard: warning: no review rounds found under {where} "
-                       "(looked for reviews/<step>/round-NN/ and "
-                       "reviews/tasks/task-NN/round-NN/)", err=True)
+            no_rounds_warning(paths)
     as_is = result  # status files describe the rounds as they are, baseline or not
     if write_baseline is not None:
         _write_baseline(write_baseline, result)
@@ -186,27 +183,22 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
         from qrspi_guard.output.baseline import Scope, apply_baseline
 
         result, _ = apply_baseline(result, baseline, Scope(result, paths))
-    color = (fmt == "text" and not no_color
-             and use_color(color_choice, os.environ, _isatty(sys.stdout)))
+    color = fmt == "text" and colored(color_choice, no_color)
     elapsed = time.monotonic() - started
     options = ReportOptions(strict=strict, quiet=quiet, color=color, elapsed=elapsed)
-    if statistics:
-        text = _statistics(result, fmt, options)
-        machine = text
-    else:
-        text = renderer(fmt)(result, options)
-        machine = None
+    text = _statistics(result, fmt, options) if statistics else renderer(fmt)(result, options)
     if output is not None:
         from qrspi_guard.output.files import write_output
 
         plain = ReportOptions(strict=strict, quiet=quiet, elapsed=elapsed)  # no colour
-        if output_format is not None:
-            machine = renderer(output_format)(result, plain)
-        elif machine is None:
-            machine = renderer(fmt if fmt != "text" else "json")(result, plain)
+        assert file_fmt is not None
+        machine = (_statistics(result, file_fmt, plain) if statistics
+                   else renderer(file_fmt)(result, plain))
         if output_format is None and not statistics and fmt != "text":
             text = renderer("text")(result, options)
         write_output(output, machine)
+    # the verdict is reached before it is printed: a closed pipe ends the run with it
+    code = reached(0 if exit_zero else (1 if result.failed(strict) else 0))
     click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output,
@@ -214,9 +206,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
     if write_status:
         _write_statuses(as_is)
     if fix_failures:
-        raise OutputError(f"{len(fix_failures)} file(s) could not be fixed (see above); "
-                          "each is left as it was")
-    fast_exit(0 if exit_zero else (1 if result.failed(strict) else 0))
+        raise OutputError(f"{plural(len(fix_failures), 'file')} could not be fixed (see "
+                          "above); each is left as it was")
+    fast_exit(code)
 
 
 def _baseline(setting: str | None, given_file: str | None, write_file: str | None,
@@ -248,8 +240,7 @@ def _write_baseline(path: str, result: CheckResult) -> None:
 
     write_output(path, render(result.diagnostics, root_for(path)))
     n = len(result.diagnostics)
-    click.echo(f"qrspi-guard: wrote {n} baseline entr{'y' if n == 1 else 'ies'} to "
-               f"{one_line(path)}", err=True)
+    say(f"wrote {plural(n, 'baseline entry', 'baseline entries')} to {one_line(path)}")
 
 
 def _show(judges: list[tuple[Any, list[str]]], as_json: bool) -> str:
@@ -267,24 +258,6 @@ def _show(judges: list[tuple[Any, list[str]]], as_json: bool) -> str:
     blocks = [f"# {', '.join(one_line(p) for p in group)}\n{judge.settings.show()}"
               for judge, group in judges]
     return "\n".join(blocks)
-
-
-def _isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-def _tolerant_stdout() -> None:
-    """Text that a terminal's encoding cannot show is backslash-escaped, never a crash
-    (the guard's own output is escaped already; this covers a non-UTF-8 locale)."""
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        try:
-            reconfigure(errors="backslashreplace")
-        except (ValueError, OSError):
-            pass
 
 
 def _read_stdin() -> bytes:
@@ -339,7 +312,7 @@ def _step_summary(path: str, result: Any, output: str | None, thresholds: Any) -
     try:
         append_summary(path, step_summary(result, max(room - used, 2048), output, sections))
     except OutputError as exc:
-        click.echo(f"qrspi-guard: warning: step summary: {exc}", err=True)
+        say_warning(f"step summary: {exc}")
 
 
 def _write_statuses(result: object) -> None:
@@ -355,10 +328,10 @@ def _write_statuses(result: object) -> None:
             write_one(r)
         except OSError as exc:
             failed += 1
-            click.echo(f"qrspi-guard: error: cannot write the status file of "
-                       f"{one_line(r.ref.round_dir)}: {exc.strerror or exc}; the previous "
-                       "one is unchanged", err=True)
+            say_error(f"cannot write the status file of {one_line(r.ref.round_dir)}: "
+                      f"{exc.strerror or exc}; the previous one is unchanged")
     if failed:
-        raise OutputError(f"{failed} status file(s) could not be written (see above)")
+        raise OutputError(f"{plural(failed, 'status file')} could not be written (see "
+                          "above)")
 
 

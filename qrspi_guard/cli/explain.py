@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from qrspi_guard.cli.conventions import Choice
 from qrspi_guard.cli.options import complete_causes
 
 
 @click.command()
 @click.argument("cause", required=False, shell_complete=complete_causes)
 @click.option("--list", "list_all", is_flag=True, help="List every cause with its level.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+@click.option("--format", "fmt", type=Choice(["text", "json", "markdown"]),
               default="text", help="markdown: the table generated into the README.")
 def explain(cause: str | None, list_all: bool, fmt: str) -> None:
     """Print what CAUSE means, its level and how to fix it.
@@ -23,6 +22,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
       qrspi-guard explain --list
     """
     from qrspi_guard.contract.causes import CATALOGUE, did_you_mean, markdown_table
+    from qrspi_guard.errors import UsageError
     from qrspi_guard.parse import jsondoc
     from qrspi_guard.records import asdict
     from qrspi_guard.textsafe import one_line
@@ -39,10 +39,8 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         return
     entry = CATALOGUE.get(cause)
     if entry is None:
-        click.echo(f"qrspi-guard: error: unknown cause {one_line(cause)!r}"
-                   f"{one_line(did_you_mean(cause))} (see `qrspi-guard explain --list`)",
-                   err=True)
-        sys.exit(2)
+        raise UsageError(f"unknown cause {one_line(cause)!r}{did_you_mean(cause)} (see "
+                         "`qrspi-guard explain --list`)")
     off = turn_off(entry.name)
     if fmt == "json":
         click.echo(jsondoc.dumps({**asdict(entry), "default": "on", "turn_off": off}, indent=2))

@@ -10,18 +10,14 @@ import os
 
 import click
 
+from qrspi_guard.cli.conventions import Choice, say, say_error
 from qrspi_guard.cli.process import fast_exit
 from qrspi_guard.errors import UsageError
 from qrspi_guard.textsafe import one_line
 
-PREFIX = "qrspi-guard fan-in"
 USAGE = "usage: qrspi-guard fan-in [--halt-on all|upstream] ROUND_DIR"
 #: stderr stays bounded however many problems a round has
 MAX_LINES = 10
-
-
-def _say(text: str) -> None:
-    click.echo(f"{PREFIX}: {text}", err=True)
 
 
 def _round_dir(args: tuple[str, ...]) -> str:
@@ -42,8 +38,10 @@ def _round_dir(args: tuple[str, ...]) -> str:
     return first
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
-@click.option("--halt-on", "halt_on", type=click.Choice(["all", "upstream"]), default="all",
+@click.command(context_settings={"ignore_unknown_options": True}, epilog="""\b
+Exit codes: 0 clean; 1 a halt (stderr names the first cause); 2 bad arguments, or a
+run that could not finish (a write, the round lock).""")
+@click.option("--halt-on", "halt_on", type=Choice(["all", "upstream"]), default="all",
               show_default=True,
               help="all: every error `check` reports for the round halts; upstream: only "
                    "verifier-fan-in.sh's seven causes halt (the others are listed).")
@@ -62,25 +60,25 @@ def fan_in(halt_on: str, args: tuple[str, ...]) -> None:
 
     round_dir = _round_dir(args)
     outcome = run(round_dir, "upstream" if halt_on == "upstream" else "all",
-                  on_wait=lambda: _say(f"waiting for the round lock on {one_line(round_dir)}"))
+                  on_wait=lambda: say(f"waiting for the round lock on {one_line(round_dir)}"))
     plan = outcome.fanin
     for what, name in plan.count.unreadable:
-        _say(f"cannot read {what} file: "
+        say(f"cannot read {what} file: "
              f"{one_line(os.path.join(plan.count.round_dir, name), 400)}")
     errors = plan.guard_errors
     for e in errors[:MAX_LINES]:
-        _say(f"guard error (not halting under --halt-on upstream): "
+        say(f"guard error (not halting under --halt-on upstream): "
              f"{one_line(e['finding_id'], 120)}: {e['cause']}: {one_line(e['message'], 300)}")
     if len(errors) > MAX_LINES:
-        _say(f"... and {len(errors) - MAX_LINES} more guard errors (audit: guard_errors)")
+        say(f"... and {len(errors) - MAX_LINES} more guard errors (audit: guard_errors)")
     if plan.halted:
-        _say(f"halt: {plan.first_cause}")
+        say(f"halt: {plan.first_cause}")
         for h in plan.halts[:MAX_LINES]:
-            _say(f"  {one_line(h.finding_id, 120)}: {h.cause}")
+            say(f"  {one_line(h.finding_id, 120)}: {h.cause}")
         if len(plan.halts) > MAX_LINES:
-            _say(f"  ... and {len(plan.halts) - MAX_LINES} more halts (audit: halts)")
+            say(f"  ... and {len(plan.halts) - MAX_LINES} more halts (audit: halts)")
     if outcome.error is not None:
-        _say(f"error: {outcome.error}")
+        say_error(str(outcome.error))
     fast_exit(1 if plan.halted else 2 if outcome.error is not None else 0)
 
 

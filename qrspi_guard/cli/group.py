@@ -11,9 +11,12 @@ import click
 
 from qrspi_guard import __version__
 from qrspi_guard.cli import COMMANDS
+from qrspi_guard.cli.conventions import Group
 
 
-class LazyGroup(click.Group):
+class LazyGroup(Group):
+    """The top-level group: a mistyped command names the nearest one (``chek``)."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

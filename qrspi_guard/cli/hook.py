@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from qrspi_guard.cli.conventions import Choice
 from qrspi_guard.hook.run import FORMATS
 from qrspi_guard.hook.runtimes import ALL, EVENTS
 from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
@@ -57,15 +58,15 @@ class HookGroup(click.Group):
 
 
 @click.group(cls=HookGroup, invoke_without_command=True)
-@click.option("--event", type=click.Choice(EVENTS), default=None,
+@click.option("--event", type=Choice(EVENTS), default=None,
               help="pre: judge a write, or an edit applied in memory, before it lands "
               f"({_event_names('pre')}). post: judge the file on disk, or the files a "
               f"shell command wrote ({_event_names('post')}). Default: from "
               "hook_event_name.")
-@click.option("--runtime", type=click.Choice(RUNTIMES), default=None,
+@click.option("--runtime", type=Choice(RUNTIMES), default=None,
               help="The agent runtime whose payload and answer shapes to use. Default: "
               "from hook_event_name, else from tool_name.")
-@click.option("--output-format", type=click.Choice(FORMATS), default="text",
+@click.option("--output-format", type=Choice(FORMATS), default="text",
               help="text: exit 2 blocks, the reason on stderr. json: exit 0, stdout one "
               "deny/block object (nothing when allowed).")
 @click.option("--fail-closed", is_flag=True,
@@ -101,10 +102,10 @@ def hook(ctx: click.Context, event: str | None, runtime: str | None, output_form
 
 def _settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
-        click.option("--runtime", type=click.Choice(RUNTIMES), default=RUNTIMES[0],
+        click.option("--runtime", type=Choice(RUNTIMES), default=RUNTIMES[0],
                      show_default=True, help=_either([f"{rt.display} ({rt.directory}/"
                                                       "settings.json)" for rt in ALL]) + "."),
-        click.option("--scope", type=click.Choice(("project", "user")), default="project",
+        click.option("--scope", type=Choice(("project", "user")), default="project",
                      show_default=True, help="project: under the current directory; "
                      "user: under the home directory."),
         click.option("--dry-run", is_flag=True,

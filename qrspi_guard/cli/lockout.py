@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
+from qrspi_guard.cli.conventions import Choice, Group, reached, say_error, say_warning
 from qrspi_guard.lockout.ledger import (
     DEFAULT_LEDGER,
     ENV_VAR,
@@ -56,11 +57,8 @@ EXIT_DEADLOCK = 3
 _OUTCOME_EXIT = {"recorded": EXIT_OK, "refused": EXIT_REFUSED, "deadlock": EXIT_DEADLOCK}
 
 
-PROG = "qrspi-guard lockout"
-
-
 def _fail(message: str) -> NoReturn:
-    click.echo(f"{PROG}: error: {safe(message)}", err=True)
+    say_error(safe(message))
     sys.exit(EXIT_ERROR)
 
 
@@ -73,7 +71,7 @@ def _warn_torn(path: Path, torn: TornTail | None, dropped: bool) -> None:
     else:
         msg = (f"ledger {path}: ignoring torn final line {torn.line} ({torn.size} bytes "
                "without a newline, from an interrupted write)")
-    click.echo(f"{PROG}: warning: {safe(msg)}", err=True)
+    say_warning(safe(msg))
 
 
 def _ledger_path(ctx: click.Context, option: str | None) -> Path:
@@ -90,7 +88,7 @@ def ledger_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+        "--format", "fmt", type=Choice(["text", "json"]), default="text",
         show_default=True, help="text for people, json for machines.",
     )(func)
 
@@ -116,7 +114,7 @@ def _read(ctx: click.Context, option: str | None) -> tuple[Path, State, Snapshot
     return path, state, snap
 
 
-@click.group("lockout")
+@click.group("lockout", cls=Group)
 @click.option("--ledger", "ledger", default=None, metavar="PATH",
               help=f"Ledger file (default: ${ENV_VAR}, else reviews/lockout.jsonl).")
 @click.pass_context
@@ -139,6 +137,7 @@ def author_cmd(ctx: click.Context, artifact: str, agent: str, ledger: str | None
     """Record that AGENT wrote the current version of ARTIFACT (refused if locked out)."""
     result = _write(ctx, ledger, lambda st: plan_author(st, artifact, agent))
     plan, ev = result.plan, result.event
+    reached(_OUTCOME_EXIT[plan.outcome])  # a closed pipe ends the run with it
     if plan.outcome == "refused":
         assert plan.verdict is not None
         click.echo(verdict_line(plan.verdict, result.before, "author"))
@@ -152,7 +151,7 @@ def author_cmd(ctx: click.Context, artifact: str, agent: str, ledger: str | None
 @lockout.command("reject")
 @click.argument("artifact")
 @click.option("--reviewer", required=True, help="The rejecting reviewer (gate).")
-@click.option("--decision", required=True, type=click.Choice(["reassign", "escalate"]),
+@click.option("--decision", required=True, type=Choice(["reassign", "escalate"]),
               help="reassign: a different agent revises; escalate: new expertise needed.")
 @click.option("--reason", required=True, help="Why the version is rejected.")
 @click.option("--evidence", default=None, help="Concrete counter-evidence.")
@@ -186,6 +185,7 @@ def assign_cmd(ctx: click.Context, artifact: str, agent: str, ledger: str | None
     """Name AGENT the revision author of ARTIFACT (exit 1 refused, 3 deadlock)."""
     result = _write(ctx, ledger, lambda st: plan_assign(st, artifact, agent))
     plan, ev = result.plan, result.event
+    reached(_OUTCOME_EXIT[plan.outcome])  # a closed pipe ends the run with it
     if plan.outcome == "recorded":
         a = result.after.artifact(ev.artifact)
         extra = ""
@@ -219,7 +219,7 @@ def approve_cmd(ctx: click.Context, artifact: str, reviewer: str, ledger: str | 
 @lockout.command("unlock")
 @click.argument("artifact")
 @click.argument("agent")
-@click.option("--by", "by", required=True, type=click.Choice(["user"]),
+@click.option("--by", "by", required=True, type=Choice(["user"]),
               help="Who overrides the lockout: only 'user'.")
 @ledger_option
 @click.pass_context
@@ -259,7 +259,7 @@ def check_cmd(ctx: click.Context, artifact: str, agent: str, fmt: str,
         v = evaluate(state, artifact, agent)
     except LockoutError as exc:
         _fail(str(exc))
-    code = EXIT_DEADLOCK if v.deadlock else EXIT_OK if v.allowed else EXIT_REFUSED
+    code = reached(EXIT_DEADLOCK if v.deadlock else EXIT_OK if v.allowed else EXIT_REFUSED)
     if fmt == "json":
         data = v.to_dict()
         data.update(ledger=str(path), exit_code=code, torn_tail=torn_json(snap.torn))

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
+
+from qrspi_guard.cli.conventions import Choice, shown
+from qrspi_guard.voice import did_you_mean
 
 
 @click.command()
 @click.option("--step", metavar="STEP", help="One step directory (e.g. design, integration).")
 @click.option("--second-reviewer/--no-second-reviewer", default=None,
               help="One column (default: both).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "fmt", type=Choice(["text", "json"]), default="text")
 def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
     """Print which tags each step's rounds must hear from.
 
@@ -25,9 +26,10 @@ def matrix(step: str | None, second_reviewer: bool | None, fmt: str) -> None:
 
     steps = [step] if step else list(STEP_ROWS)
     if step and rows_for(step) is None:
-        click.echo(f"qrspi-guard: error: no matrix row for step {step!r} "
-                   f"(steps: {', '.join(STEP_ROWS)}; rows: {', '.join(ROWS)})", err=True)
-        sys.exit(2)
+        hint = did_you_mean(step, {**STEP_ROWS, **ROWS})
+        raise click.BadParameter(f"no matrix row for step {shown(step)}{hint} (steps: "
+                                 f"{', '.join(STEP_ROWS)}; rows: {', '.join(ROWS)})",
+                                 param_hint="--step")
     columns = [second_reviewer] if second_reviewer is not None else [True, False]
     rows = []
     for s in steps:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from qrspi_guard.cli.conventions import Choice, shown
 from qrspi_guard.contract.generations import PROTOCOL_CHOICES
 from qrspi_guard.contract.layout import TAG_RE
 from qrspi_guard.contract.runconfig import Overrides
@@ -31,8 +32,9 @@ def override_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      "hear from (for task rounds, which have no fixed row)."),
         click.option("--config", "config_file", metavar="FILE",
                      type=click.Path(exists=True, dir_okay=False),
-                     help="Use FILE as the run's config.md."),
-        click.option("--protocol", type=click.Choice(PROTOCOL_CHOICES), default="auto",
+                     help="Use FILE as the run's config.md (the project configuration, a "
+                     "TOML file, is --settings)."),
+        click.option("--protocol", type=Choice(PROTOCOL_CHOICES), default="auto",
                      show_default=True, help=help_of("protocol")),
         click.option("--round", "round_no", type=click.IntRange(min=1, max=999_999_999),
                      metavar="N", help="The round of a directory that holds reviewer output "
@@ -48,7 +50,8 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
                     config_file: str | None, protocol: str = "auto",
                     round_no: int | None = None) -> Overrides:
     from qrspi_guard.contract.layout import STEPS, TASK_DIR_RE
-    from qrspi_guard.contract.matrix import rows_for
+    from qrspi_guard.contract.matrix import ROWS, rows_for
+    from qrspi_guard.voice import did_you_mean
 
     if config_file is not None and not os.path.isfile(config_file):
         # a FIFO or device named by --config is refused, never opened (cli.md)
@@ -58,9 +61,10 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
         _usable_config(config_file)
     if step is not None and rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
         # a mistyped step must not silently switch the matrix off
-        raise click.BadParameter(f"unknown step {step!r} (steps: {', '.join(STEPS)}; "
-                                 "also integrate, implement-gate, task-NN)",
-                                 param_hint="--step")
+        hint = did_you_mean(step, (*STEPS, *ROWS))
+        raise click.BadParameter(f"unknown step {shown(step)}{hint} (steps: "
+                                 f"{', '.join(STEPS)}; also integrate, implement-gate, "
+                                 "task-NN)", param_hint="--step")
     tags: tuple[str, ...] | None = None
     if expect is not None:
         tags = tuple(t.strip() for t in expect.split(",") if t.strip())
@@ -74,23 +78,44 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
 
 
 def _usable_config(path: str) -> None:
-    """``--config FILE`` must be readable and within the one file cap: a command-line
-    argument that cannot be used is exit 2 (cli.md), never a config.md defect (exit 1)."""
+    """``--config FILE`` must be readable, within the one file cap and not TOML: a
+    command-line argument that cannot be used is exit 2 (cli.md), never a config.md
+    defect (exit 1)."""
     from qrspi_guard.parse.capped import FILE_CAP, read_prefix
 
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_CLOEXEC", 0))
         try:
-            size = len(read_prefix(fd, FILE_CAP))
+            data = read_prefix(fd, FILE_CAP)
         finally:
             os.close(fd)
     except OSError as exc:
-        raise click.BadParameter(f"{path!r} cannot be read: {exc.strerror or exc}",
+        raise click.BadParameter(f"{shown(path)} cannot be read: {exc.strerror or exc}",
                                  param_hint="--config") from None
-    if size > FILE_CAP:
-        raise click.BadParameter(f"{path!r} is larger than {FILE_CAP >> 20} MiB, the cap on "
-                                 "a config.md", param_hint="--config")
+    if len(data) > FILE_CAP:
+        raise click.BadParameter(f"{shown(path)} is larger than {FILE_CAP >> 20} MiB, the "
+                                 "cap on a config.md", param_hint="--config")
+    if is_toml(path, data):
+        # a ruff user's `--config pyproject.toml`: never read as a config.md
+        raise click.BadParameter(
+            f"{shown(path)} is a TOML file, and --config names the run's config.md; give "
+            "the project configuration with --settings FILE", param_hint="--config")
+
+
+def is_toml(path: str, data: bytes) -> bool:
+    """Whether a file is TOML rather than a config.md: named ``*.toml``, or text with
+    no frontmatter that parses as TOML to at least one key."""
+    if path.lower().endswith(".toml"):
+        return True
+    if data.lstrip().startswith(b"---"):
+        return False
+    from qrspi_guard.settings.configfile import toml_module
+
+    try:
+        return bool(toml_module().loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError):  # TOMLDecodeError is a ValueError
+        return False
 
 
 def complete_causes(ctx: click.Context, param: click.Parameter,

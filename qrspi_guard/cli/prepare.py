@@ -11,13 +11,7 @@ import os
 
 import click
 
-from qrspi_guard.textsafe import one_line
-
-PREFIX = "qrspi-guard prepare"
-
-
-def _say(line: str) -> None:
-    click.echo(f"{PREFIX}: {one_line(line)}", err=True)
+from qrspi_guard.cli.conventions import say
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
@@ -50,4 +44,4 @@ def prepare(ctx: click.Context, words: tuple[str, ...]) -> None:
     from qrspi_guard.loop.prepare_args import parse_args
 
     args = parse_args(words)
-    run(args, say=_say, scope_tagger=os.environ.get("QRSPI_SCOPE_TAGGER_ENABLED") == "true")
+    run(args, say=say, scope_tagger=os.environ.get("QRSPI_SCOPE_TAGGER_ENABLED") == "true")

@@ -38,8 +38,8 @@ def fast_exit(code: int) -> NoReturn:
     the output is flushed: freeing every module and object costs milliseconds that a
     pre-commit user or an orchestrator waits for, and the command has nothing left to
     clean up (files it wrote are closed). Embedded callers (click's runner, tests) exit
-    normally. A closed or broken stdout is left to :func:`qrspi_guard.cli.main` (one
-    line, exit 2)."""
+    normally. A closed or broken stdout is left to :func:`qrspi_guard.cli.main` (a
+    closed pipe: quiet, exit *code*; any other failure: one line, exit 2)."""
     from qrspi_guard import cli
 
     own = sys.stdout is sys.__stdout__ or (sys.stdout is not None
@@ -56,5 +56,5 @@ def fast_exit(code: int) -> NoReturn:
         else:
             os._exit(code)
     else:
-        sys.stdout.flush()  # a closed or broken pipe is main()'s one line and exit 2
+        sys.stdout.flush()  # a failure here is main()'s (cli.conventions)
     sys.exit(code)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from qrspi_guard.cli.conventions import Choice
 from qrspi_guard.contract.schema import SCHEMA_KINDS
 
 
 @click.command()
-@click.option("--kind", type=click.Choice(["all", *SCHEMA_KINDS]), default="all",
+@click.option("--kind", type=Choice(["all", *SCHEMA_KINDS]), default="all",
               show_default=True)
 def schema(kind: str) -> None:
     """Print JSON Schema (2020-12) generated from the guard's pydantic models.

@@ -8,22 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qrspi_guard.cli.conventions import reached, say, say_error, say_warning
 from qrspi_guard.cli.process import term_as_exit
 from qrspi_guard.contract.diagnostics import Diagnostic
-from qrspi_guard.errors import GuardError
 from qrspi_guard.split import SplitPlan
 from qrspi_guard.textsafe import one_line
-
-PREFIX = "qrspi-guard split"
-
-
-def _err(text: str) -> None:
-    click.echo(f"{PREFIX}: {one_line(text)}", err=True)
-
-
-def _fail(text: str, code: int = 2) -> None:
-    _err(text)
-    sys.exit(code)
+from qrspi_guard.voice import plural
 
 
 def _diag_line(d: Diagnostic) -> str:
@@ -59,9 +49,9 @@ _ROUND = _RoundNumber()
 
 def _report(plan: SplitPlan) -> None:
     for problem in plan.problems:
-        _err(problem)
+        say_error(problem)
     for d in plan.diagnostics:
-        _err(_diag_line(d))
+        say(_diag_line(d))
 
 
 @click.command(
@@ -104,27 +94,24 @@ def split(stdout_path: str, round_dir: str, tag: str, replace: bool,
     """
     from qrspi_guard.split.run import run_split
 
-    try:
-        with term_as_exit():
-            outcome = run_split(stdout_path, round_dir, tag, replace=replace,
-                                reject_invalid=reject_invalid, round_no=round_no, say=_err)
-    except GuardError as exc:  # the one place split's failures become exit codes
-        _fail(str(exc), exc.exit_code)
-        return
+    with term_as_exit():  # a failure is a GuardError: one line and its exit code (main)
+        outcome = run_split(stdout_path, round_dir, tag, replace=replace,
+                            reject_invalid=reject_invalid, round_no=round_no, say=say)
     plan = outcome.plan
     _report(plan)
     for warning in outcome.warnings:
-        _err(f"warning: {warning}")
+        say_warning(warning)
+    reached(plan.exit_code)
     for name in plan.files:  # written now, or already there byte for byte
         click.echo(one_line(os.path.join(round_dir, name)))
-    errors = len(plan.errors)
+    errors = plural(len(plan.errors), "validation error")
     if any(d.cause == "split_would_mix_attempts" for d in plan.diagnostics):
         pass  # its own line above says what to do
-    elif errors and plan.unchanged:
-        _err(f"{errors} validation error(s); the round already held exactly these files")
-    elif errors and plan.writes:
-        _err(f"{errors} validation error(s); the files were written anyway so the guard "
-             "names them (pass --reject-invalid to write nothing)")
-    elif errors:
-        _err(f"{errors} validation error(s); nothing written (--reject-invalid)")
+    elif plan.errors and plan.unchanged:
+        say(f"{errors}; the round already held exactly these files")
+    elif plan.errors and plan.writes:
+        say(f"{errors}; the files were written anyway so the guard names them (pass "
+            "--reject-invalid to write nothing)")
+    elif plan.errors:
+        say(f"{errors}; nothing written (--reject-invalid)")
     sys.exit(plan.exit_code)

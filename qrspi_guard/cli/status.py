@@ -6,25 +6,40 @@ are judged by the one judge, as ``check`` judges them.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from qrspi_guard.cli.options import build_overrides, given, override_options, selection_options
+from qrspi_guard.cli.conventions import (
+    Choice,
+    color_options,
+    colored,
+    isatty,
+    no_rounds_warning,
+    tolerant_stdout,
+)
+from qrspi_guard.cli.options import (
+    build_overrides,
+    given,
+    override_options,
+    selection_options,
+    settings_file_option,
+)
 
 
 def judging_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``check``'s config overrides, rule selection and ``--isolated``."""
+    """``check``'s config overrides, rule selection, ``--isolated`` and ``--settings``."""
+    f = settings_file_option(f)
     f = click.option("--isolated", is_flag=True, help="Read no project configuration file.")(f)
     return override_options(selection_options(f))
 
 
 def judge_overview(ctx: click.Context, paths: tuple[str, ...], kw: dict[str, Any]) -> Any:
     """The :class:`~qrspi_guard.overview.model.Overview` of *paths* under the judging
-    options in *kw* (popped from it)."""
+    options in *kw* (popped from it); no round under *paths* is said as ``check`` says
+    it (the command still exits 0)."""
     from qrspi_guard.overview.build import judged
     from qrspi_guard.settings import CommandLine
 
@@ -32,24 +47,24 @@ def judge_overview(ctx: click.Context, paths: tuple[str, ...], kw: dict[str, Any
     cli = CommandLine(select=kw.pop("select") or None, extend_select=kw.pop("extend_select"),
                       ignore=kw.pop("ignore"),
                       protocol=protocol if given(ctx, "protocol") else None,
-                      isolated=kw.pop("isolated"))
+                      isolated=kw.pop("isolated"), settings_file=kw.pop("settings_file"))
     base = build_overrides(kw.pop("step"), kw.pop("second_reviewer"), kw.pop("verifier"),
                            kw.pop("require_sidecars"), kw.pop("expect"), kw.pop("config_file"),
                            protocol, kw.pop("round_no"))
-    return judged(paths, cli, base)
+    ov = judged(paths, cli, base)
+    if not (ov.runs or ov.files or ov.other_halts):  # as check says it
+        no_rounds_warning(paths)
+    return ov
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+@click.option("--format", "fmt", type=Choice(["text", "json", "markdown"]),
               default="text", show_default=True,
               help="text for people, json as data, markdown (GitHub-flavoured).")
 @click.option("--ascii", "ascii_only", is_flag=True,
               help="Draw with ASCII characters only (the default off a terminal).")
-@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]),
-              default="auto", show_default=True,
-              help="Colour (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).")
-@click.option("--no-color", is_flag=True, help="Same as --color never.")
+@color_options
 @judging_options
 @click.pass_context
 def status(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, ascii_only: bool,
@@ -64,9 +79,7 @@ def status(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, ascii_only: 
       qrspi-guard status . --format json
       qrspi-guard status . --ascii > overview.txt
     """
-    from qrspi_guard.cli.check import _isatty, _tolerant_stdout, use_color
-
-    _tolerant_stdout()
+    tolerant_stdout()
     ov = judge_overview(ctx, paths, kw)
     if fmt == "json":
         from qrspi_guard.overview.model import to_dict
@@ -81,7 +94,6 @@ def status(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, ascii_only: 
         return
     from qrspi_guard.overview.text import Style, render
 
-    tty = _isatty(sys.stdout)
-    color = not no_color and use_color(color_choice, os.environ, tty)
-    click.echo(render(ov, Style(unicode=tty and not ascii_only, color=color)), nl=False,
-               color=color)
+    color = colored(color_choice, no_color)
+    click.echo(render(ov, Style(unicode=isatty(sys.stdout) and not ascii_only, color=color)),
+               nl=False, color=color)

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from qrspi_guard.cli.conventions import Choice, reached
 from qrspi_guard.verdict import render_json, render_text, review_path
 
 
@@ -39,7 +40,7 @@ Exit codes: 0 approved, 1 approved_with_concerns, 3 rejected, 4 BLOCKED
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=Choice(["text", "json"]),
     default="text",
     show_default=True,
     help="text: the four-line verdict block and a status line; json: the verdict object.",
@@ -50,5 +51,6 @@ def verdict(findings_json: str, output_format: str) -> None:
     Read-only: nothing is written. Everything, BLOCKED messages included, goes to stdout.
     """
     result = review_path(findings_json)
+    reached(result.exit_code)  # a closed pipe ends the run with it
     _emit(render_json(result) if output_format == "json" else render_text(result))
     sys.exit(result.exit_code)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qrspi_guard.cli.conventions import Choice
 from qrspi_guard.cli.options import (
     build_overrides,
     given,
@@ -17,6 +18,7 @@ from qrspi_guard.cli.options import (
     selection_options,
     settings_file_option,
 )
+from qrspi_guard.voice import warning_line
 
 if TYPE_CHECKING:
     from qrspi_guard.overview.live import LiveView
@@ -63,7 +65,7 @@ SECONDS = Seconds()
               help="Reconcile with the disk this often (0: only after lost events).")
 @click.option("--polling", is_flag=True,
               help="Poll instead of inotify (network and container file systems).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+@click.option("--format", "fmt", type=Choice(["text", "json"]), default="text",
               show_default=True, help="One line per status change, as text or JSON.")
 @click.option("--events", "events_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append every status change to FILE as a JSON line.")
@@ -116,7 +118,7 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
     source = WatchdogSource(os.path.abspath(root), polling=polling)
     live = None
     if fmt == "text" and not no_live and os.isatty(1):
-        from qrspi_guard.cli.check import use_color
+        from qrspi_guard.cli.conventions import use_color
         from qrspi_guard.overview.live import LiveView
 
         live = LiveView(1, 2 if os.isatty(2) else None,
@@ -161,8 +163,8 @@ def _occupy_closed_std_fds() -> None:
         else:
             sys.stderr = stream
     if 1 in closed:
-        _stderr_line("qrspi-guard: watch: standard output is closed; status lines are "
-                     "dropped (the status files and --events still get them)")
+        _stderr_line(warning_line("watch", "standard output is closed; status lines are "
+                                  "dropped (the status files and --events still get them)"))
 
 
 def _stderr_line(line: str) -> None:

@@ -265,8 +265,9 @@ def nearest(name: str, limit: int = 3) -> list[str]:
     import difflib
     import re
 
-    names = list(CATALOGUE)
-    close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    from qrspi_guard.voice import nearest as near_names
+
+    close = near_names(name, CATALOGUE, n=limit)
     if close:
         return close
     word = name.strip().lower()
@@ -286,10 +287,8 @@ def nearest(name: str, limit: int = 3) -> list[str]:
 
 
 def did_you_mean(name: str) -> str:
-    """``"; did you mean 'x'?"`` (or ``'x' or 'y'``) for a mistyped cause, else ``""``."""
-    got = nearest(name)
-    if not got:
-        return ""
-    quoted = [f"'{n}'" for n in got]
-    joined = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-    return f"; did you mean {joined}?"
+    """``"; did you mean 'x'?"`` (or ``'x' or 'y'``) for a mistyped cause, else ``""``
+    (the one rule, :mod:`qrspi_guard.voice`, up to three causes)."""
+    from qrspi_guard.voice import suggestion
+
+    return suggestion(nearest(name))

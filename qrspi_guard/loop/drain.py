@@ -26,6 +26,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 
+from qrspi_guard import voice
 from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
 from qrspi_guard.loop.manifest import MANIFEST, Entry, Manifest, merge_back, read_manifest
@@ -34,6 +35,7 @@ from qrspi_guard.parse.capped import read_capped
 from qrspi_guard.parse.nofollow import DIR_FLAGS, Dir
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import plural
 
 COMPLETE = ".round-complete.json"
 DISPATCH = ".dispatch"
@@ -80,7 +82,7 @@ class Notes:
         self.items: list[str] = []
 
     def add(self, text: str) -> None:
-        self.items.append(f"qrspi-guard await: {one_line(text, self.LINE)}")
+        self.items.append(voice.line("await", one_line(text, self.LINE)))
 
     def bounded(self, summary: str) -> list[str]:
         budget = OUTPUT_BUDGET - len(summary.encode()) - 1 - 80  # room for "N more"
@@ -89,8 +91,8 @@ class Notes:
         for i, line in enumerate(self.items):
             size = len(line.encode()) + 1
             if used + size > budget:
-                out.append(f"qrspi-guard await: ... and {len(self.items) - i} more "
-                           "problem(s) not shown")
+                more = plural(len(self.items) - i, "more problem", "more problems")
+                out.append(voice.line("await", f"... and {more} not shown"))
                 break
             out.append(line)
             used += size
@@ -248,9 +250,10 @@ def finish(round_dir: Dir, read: Manifest, entries: list[Entry], splitter: Split
         notes.add(f"{DISPATCH}/ kept: {_entries(failed)} did not drain; its raw captures "
                   "stay for a rescue")
     status_ok = write_round_status(round_dir.path, notes)
-    line = (f"qrspi-guard await: drained {awaited} background dispatch(es); "
-            f"{with_findings} with findings, {clean} clean"
-            + (f", {failed} failed" if failed else "") + ".")
+    # upstream's summary line (await-round.sh), under the guard's prefix
+    line = voice.line("await", f"drained {awaited} background dispatch(es); "
+                      f"{with_findings} with findings, {clean} clean"
+                      + (f", {failed} failed" if failed else "") + ".")
     return Report(line, notes.bounded(line), 0 if failed == 0 and not kept and status_ok
                   else 1)
 

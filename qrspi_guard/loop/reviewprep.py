@@ -9,9 +9,10 @@ steps it also writes ``round-NN.absorption-map.tsv`` (:mod:`qrspi_guard.loop.abs
 for ``D/design.md``.
 
 The checks, in upstream's order, each a named failure with exit 1: the arguments; an
-unknown step (exit 0, nothing written, nothing said) and ``implement`` (exit 0, a
-no-op); ``review-prep-corrupt-artifact-dir:``; outside a git work tree, exit 0 with
-nothing written; ``anchor-file-missing:``; ``sha-format-invalid:`` (before any git runs
+unknown step (exit 0, nothing written, nothing said, unless it is a near miss of a
+known step: then one warning names it) and ``implement`` (exit 0, a no-op);
+``review-prep-corrupt-artifact-dir:``; outside a git work tree, exit 0 with nothing
+written; ``anchor-file-missing:``; ``sha-format-invalid:`` (before any git runs
 against the value); ``review-prep-git-failed:`` (git's own error, never taken for an
 empty diff); a diff without a hunk (exit 0 and nothing written on round 1,
 ``narrow-round-empty-diff:`` on later rounds); ``review-prep-write-failed:``.
@@ -45,6 +46,7 @@ from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import artifact_anchor_sha
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import did_you_mean
 
 #: step -> its artifact under the artifact directory (``implement``: a no-op)
 STEP_ARTIFACTS: dict[str, str | None] = {
@@ -124,6 +126,9 @@ class Outcome:
     #: why nothing was written (an unknown step, ``implement``, outside a work tree,
     #: an empty round-1 diff); None when files were written
     skipped: str | None = None
+    #: the one line to say although upstream says nothing: an unknown step that is a
+    #: near miss of a known one (the exit code stays 0, as upstream's)
+    warning: str | None = None
 
 
 def parse_arguments(args: Sequence[str]) -> Request:
@@ -138,21 +143,21 @@ def parse_arguments(args: Sequence[str]) -> Request:
         if arg in ("--help", "-h"):
             raise HelpRequested
         if flag not in FLAGS:
-            raise ReviewPrepUsage(f"review-prep: unknown flag: {_shown(arg)}")
+            raise ReviewPrepUsage(f"unknown flag: {_shown(arg)}")
         if eq:
             values[FLAGS[flag]] = inline
             i += 1
             continue
         if i + 1 >= len(args):
-            raise ReviewPrepUsage(f"review-prep: {flag} needs a value")
+            raise ReviewPrepUsage(f"{flag} needs a value")
         values[FLAGS[flag]] = args[i + 1]
         i += 2
     for flag in ("--step", "--round", "--artifact-dir"):
         if not values[FLAGS[flag]]:
-            raise ReviewPrepUsage(f"review-prep: {flag} is required; {USAGE}")
+            raise ReviewPrepUsage(f"{flag} is required; {USAGE}")
     base_ref = values["base_ref"]
     if base_ref.startswith("-"):
-        raise ReviewPrepUsage(f"review-prep: --base-ref must not begin with '-' (got: "
+        raise ReviewPrepUsage(f"--base-ref must not begin with '-' (got: "
                               f"{_shown(base_ref)})")
     return Request(step=values["step"], round_no=_round_number(values["round"]),
                    artifact_dir=values["artifact_dir"], base_ref=base_ref)
@@ -160,14 +165,14 @@ def parse_arguments(args: Sequence[str]) -> Request:
 
 def _round_number(text: str) -> int:
     if not _ROUND_RE.fullmatch(text):
-        raise ReviewPrepUsage(f"review-prep: --round must be a positive integer, got: "
+        raise ReviewPrepUsage(f"--round must be a positive integer, got: "
                               f"{_shown(text)}")
     digits = text.lstrip("0")
     if len(digits) > 9:
-        raise ReviewPrepUsage(f"review-prep: --round must be at most 999999999, got: "
+        raise ReviewPrepUsage(f"--round must be at most 999999999, got: "
                               f"{_shown(text)}")
     if not digits:
-        raise ReviewPrepUsage(f"review-prep: --round must be >= 1, got: {_shown(text)}")
+        raise ReviewPrepUsage(f"--round must be >= 1, got: {_shown(text)}")
     return int(digits)
 
 
@@ -176,7 +181,9 @@ def review_prep(request: Request, lock_wait: float = LOOP_LOCK_WAIT) -> Outcome:
     :class:`ReviewPrepError` (exit 1) or the round lock's
     :class:`~qrspi_guard.engine.roundlock.LockTimeout` (exit 1)."""
     if request.step not in STEP_ARTIFACTS:
-        return Outcome(skipped="unknown step")
+        hint = did_you_mean(request.step, STEP_ARTIFACTS)
+        return Outcome(skipped="unknown step", warning=(
+            f"unknown step {_shown(request.step)!r}{hint} (nothing written)" if hint else None))
     artifact = STEP_ARTIFACTS[request.step]
     if artifact is None:
         return Outcome(skipped="implement: the task round's diff is prepare's")
@@ -251,7 +258,7 @@ def _has_history(directory: str) -> bool:
 def _narrowing_ref(request: Request) -> str:
     if request.round_no < 2:
         if not request.base_ref:
-            raise ReviewPrepUsage("review-prep: --base-ref is required for round 01 "
+            raise ReviewPrepUsage("--base-ref is required for round 01 "
                                   "narrowing fallback")
         return request.base_ref
     path = request.anchor_path

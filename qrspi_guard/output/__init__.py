@@ -39,6 +39,23 @@ FORMATS: dict[str, str] = {
 }
 
 
+#: a file name's extension -> the format ``check --output FILE`` writes to it when
+#: ``--output-format`` is not given (any other extension: ``--format``)
+EXTENSIONS: dict[str, str] = {
+    ".json": "json",
+    ".sarif": "sarif",
+    ".xml": "junit",
+    ".txt": "text",
+}
+
+
+def format_for_file(path: str) -> str | None:
+    """The format *path*'s extension names (case-insensitive), if it names one."""
+    import os
+
+    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+
+
 def renderer(name: str) -> Renderer:
     module = importlib.import_module(f"{__name__}.{FORMATS[name]}")
     return module.render  # type: ignore[no-any-return]

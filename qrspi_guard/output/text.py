@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, summary_counts, visible
 from qrspi_guard.textsafe import one_line, path_at_line_start
+from qrspi_guard.voice import plural
 
 if TYPE_CHECKING:  # the engine is imported by whoever renders a result
     from qrspi_guard.engine import CheckResult
@@ -27,18 +28,21 @@ def line(d: Diagnostic, color: bool = False) -> str:
     return f"{where}: {level} {d.cause}: {one_line(d.message)}"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def counts(rounds: int, files: int, errors: int, warnings: int) -> str:
+    """``9 rounds, 48 files: 6 errors, 0 warnings``: the head of every summary line
+    (check's, and the overview's in status, the step summary and the report)."""
+    return (f"{plural(rounds, 'round')}, {plural(files, 'file')}: "
+            f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
 
 
 def summary(result: CheckResult) -> str:
     c = summary_counts(result)
-    text = (f"{_plural(c['rounds'], 'round')}, {_plural(c['files'], 'file')}: "
-            f"{_plural(c['errors'], 'error')}, {_plural(c['warnings'], 'warning')}")
+    text = counts(c["rounds"], c["files"], c["errors"], c["warnings"])
     if c["infos"]:
         text += f", {c['infos']} info"
     if result.not_in_round:
-        text += f" ({len(result.not_in_round)} path(s) not in a review round ignored)"
+        text += (f" ({plural(len(result.not_in_round), 'path')} not in a review round "
+                 "ignored)")
     if result.baseline is not None:
         text += f" ({result.baseline[0]} in baseline, {result.baseline[1]} fixed)"
     return text

@@ -14,8 +14,10 @@ import os
 from typing import Any
 from urllib.parse import quote
 
+from qrspi_guard.output.text import counts
 from qrspi_guard.overview.model import Overview, RoundView, StepView
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import plural
 
 #: chart colours per change_type (and the verifier's kept / dropped)
 COLOURS = {"style": "#8e7cc3", "clarity": "#3d85c6", "correctness": "#e69138",
@@ -77,6 +79,8 @@ def _env() -> Any:
                                   trim_blocks=True, lstrip_blocks=True,
                                   undefined=jinja2.StrictUndefined)
         _ENV.filters["line"] = one_line  # a path or name from disk: one escaped line
+        _ENV.filters["counted"] = plural  # `3 errors`, as every summary line says it
+        _ENV.globals["counts"] = counts
     return _ENV
 
 

@@ -21,6 +21,7 @@ from qrspi_guard.engine.results import RoundResult
 from qrspi_guard.overview.build import assemble, round_view, run_path
 from qrspi_guard.overview.model import Overview, RoundView
 from qrspi_guard.overview.text import Style, render
+from qrspi_guard.voice import plural
 
 #: the shortest time between two redraws, in seconds
 FRAME = 0.05
@@ -136,8 +137,9 @@ class LiveView:
                 else []
             room = max(rows - len(tail) - 1, 3)
             if len(body) > room:
-                body = body[:room - 1] + [f"… {len(body) - room + 1} more line(s): "
-                                          "enlarge the terminal, or run qrspi-guard status"]
+                more = plural(len(body) - room + 1, "more line", "more lines")
+                body = body[:room - 1] + [f"… {more}: enlarge the terminal, or run "
+                                          "qrspi-guard status"]
             lines = [fit(x, cols) for x in body + tail]
             frame = "" if self._started else _ENTER
             self._started = True

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qrspi_guard.output.markdown import code, trusted
+from qrspi_guard.output.text import counts
 from qrspi_guard.overview.model import Overview, RoundView, RunView
 from qrspi_guard.overview.text import cell
+from qrspi_guard.voice import plural
 
 _MARK = {"ok": "✅", "pending": "⏳", "halt": "❌"}
 
@@ -29,7 +31,7 @@ def _row(cells: list[str]) -> str:
 def _reviewers(r: RoundView) -> str:
     parts = []
     for v in r.reviewers:
-        what = {"findings": f"{v.findings} finding(s)", "clean": "clean",
+        what = {"findings": plural(v.findings, "finding"), "clean": "clean",
                 "awaiting": "nothing yet (awaited)", "nothing": "nothing yet"}.get(v.state, "")
         if v.state == "error":
             what = f"❌ `{v.error}`"
@@ -95,8 +97,8 @@ def render(ov: Overview, limit: int | None = None, heading: bool = True) -> str:
     rounds = ov.rounds()
     halted = sum(1 for r in rounds if r.status == "halt")
     head = ["## qrspi-guard overview"] if heading else []
-    head += ["", f"{len(rounds)} round(s), {ov.files} file(s): {ov.errors} error(s), "
-             f"{ov.warnings} warning(s); {halted} round(s) halted"]
+    head += ["", f"{counts(len(rounds), ov.files, ov.errors, ov.warnings)}, "
+             f"{plural(halted, 'round')} halted"]
     out = list(head)
     size = sum(len(s.encode()) + 1 for s in out)
     left: dict[str, int] = {}

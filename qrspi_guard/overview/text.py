@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from qrspi_guard.output.text import counts
 from qrspi_guard.overview.model import HaltView, Overview, ReviewerView, RoundView, RunView
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import plural
 
 _SGR = {"ok": "32", "pending": "33", "halt": "1;31", "dim": "2", "bold": "1"}
 
@@ -83,7 +85,8 @@ def grid(run: RunView, style: Style) -> list[str]:
 def _reviewer(v: ReviewerView, r: RoundView) -> str:
     extra = "" if v.expected else " (not expected)"
     if v.state == "error":
-        what = f"error: {v.error}" + (f" ({v.findings} finding(s))" if v.findings else "")
+        what = f"error: {v.error}" + (f" ({plural(v.findings, 'finding')})"
+                                      if v.findings else "")
     elif v.state == "findings":
         what = f"{v.findings} finding{'s' if v.findings != 1 else ''}"
     elif v.state == "clean":
@@ -149,9 +152,9 @@ def render(ov: Overview, style: Style, events: Sequence[str] = ()) -> str:
     """The whole overview; *events* (the live view's latest lines) go below it."""
     rounds = ov.rounds()
     halted = sum(1 for r in rounds if r.status == "halt")
-    out = [style.paint(f"qrspi-guard status: {len(rounds)} round(s), {ov.files} file(s): "
-                       f"{ov.errors} error(s), {ov.warnings} warning(s), "
-                       f"{halted} round(s) halted", "bold")]
+    head = counts(len(rounds), ov.files, ov.errors, ov.warnings)
+    out = [style.paint(f"qrspi-guard status: {head}, {plural(halted, 'round')} halted",
+                       "bold")]
     quiet = {h.path: r.quiet for r in rounds if r.quiet is not None for h in r.halts}
     for run in ov.runs:
         out += ["", style.paint(f"run {one_line(run.path)}", "bold")]

@@ -65,7 +65,8 @@ class ConfigFile:
         return ConfigFileError(f"{where}: {one_line(shown)!s}: {problem}")
 
 
-def _toml() -> Any:
+def toml_module() -> Any:
+    """The TOML reader: tomllib (Python 3.11+), else tomli."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -154,7 +155,7 @@ def _sub_line(text: str, table: tuple[str, ...], sub: str) -> int | None:
 
 
 def _parse(path: str, text: str) -> dict[str, Any]:
-    toml = _toml()
+    toml = toml_module()
     try:
         return toml.loads(text)  # type: ignore[no-any-return]
     except toml.TOMLDecodeError as exc:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from qrspi_guard import voice
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.contract.layout import Kind as NameKind
 from qrspi_guard.contract.layout import (
@@ -38,6 +39,7 @@ from qrspi_guard.judge import Judge
 from qrspi_guard.output.status import without_timestamp, write_atomic
 from qrspi_guard.settings.selection import DEFAULT, Selection
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import plural
 from qrspi_guard.watch.configs import WatchedConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
 from qrspi_guard.watch.judge import RoundJudge, ignored
@@ -164,36 +166,36 @@ class Watcher:
             if self.events is not None:
                 self.events.close()
         if code == 0:
-            self.err(f"qrspi-guard: watch: stopped ({self.files_judged()} file(s) judged, "
-                     f"{self.status_writes} status write(s))")
+            self.err(voice.line("watch", f"stopped ({plural(self.files_judged(), 'file')} judged, "
+                                   f"{plural(self.status_writes, 'status write')})"))
         return code
 
     def _run(self) -> int:
         if not os.path.isdir(self.root):
             why = "not a directory" if os.path.lexists(self.root) else "path not found"
-            self.err(f"qrspi-guard: error: {why}: {one_line(self.display_root)}")
+            self.err(voice.error_line("watch", f"{why}: {one_line(self.display_root)}"))
             return 2
         if self.events is not None:
             try:
                 self.events.open()
             except OSError as exc:
-                self.err(f"qrspi-guard: error: cannot open {one_line(self.opt.events_file)}: "
-                         f"{exc.strerror or exc}")
+                self.err(voice.error_line("watch", f"cannot open {one_line(self.opt.events_file)}: "
+                                    f"{exc.strerror or exc}"))
                 return 2
         try:
             self.source.start()
         except OSError as exc:
-            self.err(f"qrspi-guard: error: cannot watch {one_line(self.display_root)}: "
-                     f"{exc.strerror or exc}")
+            self.err(voice.error_line("watch", f"cannot watch {one_line(self.display_root)}: "
+                                f"{exc.strerror or exc}"))
             return 2
         try:
             if self.source.note:
-                self.err(f"qrspi-guard: watch: {self.source.note}")
-            self.err(f"qrspi-guard: watch: scanning {one_line(self.display_root)}")
+                self.err(voice.line("watch", self.source.note))
+            self.err(voice.line("watch", f"scanning {one_line(self.display_root)}"))
             self.discover()
             self.tick()
-            self.err(f"qrspi-guard: watch: watching {one_line(self.display_root)} "
-                     f"({self.source.mode}), {len(self.rounds)} round(s)")
+            self.err(voice.line("watch", f"watching {one_line(self.display_root)} "
+                          f"({self.source.mode}), {plural(len(self.rounds), 'round')}"))
             while not self._stop.is_set():
                 events = self.source.get(self._timeout())
                 if any(e.kind is EventKind.STOP for e in events):
@@ -202,8 +204,8 @@ class Watcher:
                 self.tick()
             return 0
         except RootGone:
-            self.err(f"qrspi-guard: watch: {one_line(self.display_root)} was deleted; "
-                     "stopping")
+            self.err(voice.error_line("watch", f"{one_line(self.display_root)} was deleted; "
+                                "stopping"))
             return 2
 
     def _timeout(self) -> float | None:
@@ -261,9 +263,9 @@ class Watcher:
             t.out.last_core = without_timestamp(previous)
         if self.registry.add(key, t):
             for name in sweep_stale_temps(t.step_key, self.wall()):
-                self.err(f"qrspi-guard: watch: removed {one_line(name)} in "
-                         f"{one_line(ref.step_dir)}, a temp file left by an interrupted "
-                         "status write")
+                self.err(voice.line("watch", f"removed {one_line(name)} in "
+                              f"{one_line(ref.step_dir)}, a temp file left by an "
+                              "interrupted status write"))
         names = t.judge.listing() or []
         newest = mtime_or_zero(key)
         for name in names:
@@ -289,7 +291,7 @@ class Watcher:
             kind = e.kind
             if kind in (EventKind.LOSS, EventKind.MODE):
                 if kind is EventKind.MODE:  # fell back to polling: say so, then reconcile
-                    self.err(f"qrspi-guard: watch: {one_line(e.detail)}")
+                    self.err(voice.line("watch", one_line(e.detail)))
                     policy.now_polling(getattr(self.source, "poll_interval", 0.5))
                 policy.loss()
                 self.ctx.sides.forget()

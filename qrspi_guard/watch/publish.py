@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any
 
+from qrspi_guard import voice
 from qrspi_guard.engine import RoundResult
 from qrspi_guard.output.files import TEMP_PREFIX, TEMP_SUFFIX
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
@@ -30,6 +31,7 @@ from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
+from qrspi_guard.voice import plural
 from qrspi_guard.watch.lines import text_line
 
 #: schema of the lines that report the guard's own faults in ``--events``
@@ -152,8 +154,8 @@ class LineSink:
         st = os.fstat(self.fd)
         if stat.S_ISREG(st.st_mode) and st.st_size > 0 and self._ends_torn():
             self.torn = True
-            self.err(f"qrspi-guard: watch: {self.name} ends in a torn line (an interrupted "
-                     "write); the next event starts on a new line")
+            self.err(voice.line("watch", f"{self.name} ends in a torn line (an interrupted "
+                          "write); the next event starts on a new line"))
 
     def _ends_torn(self) -> bool:
         assert self.path is not None
@@ -198,8 +200,8 @@ class LineSink:
             return self._failed(why)
         self.torn = False
         if self.failing is not None:
-            self.err(f"qrspi-guard: watch: {self.name}: writing again "
-                     f"({self.lost} line(s) lost)")
+            self.err(voice.line("watch", f"{self.name}: writing again "
+                          f"({plural(self.lost, 'line')} lost)"))
             self.failing = None
             self.lost = 0
         return True
@@ -251,8 +253,8 @@ class LineSink:
         if self.failing is None:
             self.failing = why
             self.failures += 1
-            self.err(f"qrspi-guard: watch: cannot write to {self.name}: {one_line(why)}; "
-                     "going on without it (said once)")
+            self.err(voice.warning_line("watch", f"cannot write to {self.name}: "
+                                  f"{one_line(why)}; going on without it (said once)"))
         return False
 
     def close(self) -> None:
@@ -388,8 +390,8 @@ class Publisher:
         was = (o.last_core or {}).get("status")
         stale = (f"it still says {was}" if was else "it does not exist yet") + \
             f" while the round is {doc['status']}"
-        self.err(f"qrspi-guard: watch: cannot write {one_line(o.status_path)}: "
-                 f"{one_line(why)}; {stale}; retrying until it can be written")
+        self.err(voice.warning_line("watch", f"cannot write {one_line(o.status_path)}: "
+                              f"{one_line(why)}; {stale}; retrying until it can be written"))
         self._fault("status_write_failed", o, doc["status"], error=why, on_disk=was)
 
     def _written(self, o: RoundOutput, quiet: bool) -> None:
@@ -397,8 +399,8 @@ class Publisher:
         if (o.status_path is not None and self.unwritten.pop(o.status_path, None) is not None
                 and not quiet):
             status = (o.last_core or {}).get("status")
-            self.err(f"qrspi-guard: watch: {one_line(o.status_path)} is current again "
-                     f"(status {status})")
+            self.err(voice.line("watch", f"{one_line(o.status_path)} is current again "
+                          f"(status {status})"))
             self._fault("status_write_recovered", o, status)
 
     # -- lines ------------------------------------------------------------------------
