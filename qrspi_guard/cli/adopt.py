@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from qrspi_guard.cli import conventions
+from qrspi_guard.cli.conventions import Choice
 from qrspi_guard.errors import GuardError
 from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
 from qrspi_guard.textsafe import one_line
@@ -31,8 +33,8 @@ class Refused(GuardError):
     exit_code = 1
 
 
-def _say(text: str, err: bool = False) -> None:
-    click.echo(f"{PREFIX}: {text}", err=err)
+def _say(text: str) -> None:
+    click.echo(f"{PREFIX}: {text}")
 
 
 def guard_argv() -> tuple[str, ...]:
@@ -48,7 +50,7 @@ def guard_argv() -> tuple[str, ...]:
                 type=click.Path(file_okay=True, dir_okay=True))
 @click.option("--undo", is_flag=True,
               help="Put back every script adopt replaced, byte for byte and with its mode.")
-@click.option("--halt-on", "halt_on", type=click.Choice(["all", "upstream"]), default="all",
+@click.option("--halt-on", "halt_on", type=Choice(["all", "upstream"]), default="all",
               show_default=True,
               help="The fan-in wrapper's mode: all: every error `check` reports halts the "
                    "fan-in; upstream: only verifier-fan-in.sh's seven causes halt.")
@@ -60,10 +62,10 @@ def guard_argv() -> tuple[str, ...]:
 @click.option("--known", "known_file", metavar="FILE",
               help="More versions to accept: lines as sha256sum prints them "
                    "(a fork's own scripts).")
-@click.option("--hook", "hooks", multiple=True, type=click.Choice(RUNTIMES),
+@click.option("--hook", "hooks", multiple=True, type=Choice(RUNTIMES),
               help="Also install the agent hook for this runtime (as `hook install` "
                    "does; repeat for both).")
-@click.option("--hook-scope", type=click.Choice(("project", "user")), default="project",
+@click.option("--hook-scope", type=Choice(("project", "user")), default="project",
               show_default=True, help="project: the settings under --project; user: "
                                       "under the home directory.")
 @click.option("--pre-commit", "pre_commit", is_flag=True,
@@ -105,7 +107,7 @@ def adopt(checkout: str, undo: bool, halt_on: str, dry_run: bool, force: bool,
     from qrspi_guard.hook.install import program
 
     def waiting() -> None:
-        _say(f"waiting for another adopt or undo on {one_line(checkout)}", err=True)
+        conventions.say(f"waiting for another adopt or undo on {one_line(checkout)}")
 
     wanted = Wanted(project, tuple(dict.fromkeys(hooks)), hook_scope, pre_commit, baseline)
     guard = guard_argv()
@@ -145,9 +147,9 @@ def _report(outcome: Outcome, undo: bool, guard: tuple[str, ...]) -> None:
             click.echo(f"  {item.what}: {item.note}")
     for warning in [s.warning for s in outcome.steps] + [e.warning for e in outcome.extras]:
         if warning is not None and not problems:
-            _say(f"warning: {warning}", err=True)
+            conventions.say_warning(warning)
     for problem in problems:
-        _say(f"error: {problem}", err=True)
+        conventions.say_error(problem)
     for item in outcome.extras:
         if item.refused and item.hint:
             click.echo(item.hint, nl=False, err=True)

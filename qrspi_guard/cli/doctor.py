@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import click
 
+from qrspi_guard.cli.conventions import Choice
+
 #: how each state is marked in the text form
 MARKS = {"ok": "ok", "no": "--", "warn": "!", "bad": "!!"}
 
@@ -19,7 +21,7 @@ MARKS = {"ok": "ok", "no": "--", "warn": "!", "bad": "!!"}
                    "settings, pre-commit entry and baseline).")
 @click.option("--known", "known_file", metavar="FILE",
               help="More script versions to recognise, as adopt --known takes them.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+@click.option("--format", "fmt", type=Choice(["text", "json"]), default="text",
               show_default=True)
 def doctor(checkout: str | None, project: str, known_file: str | None, fmt: str) -> None:
     """Say what is in place: this guard, the upstream checkout's wrappers, the agent
