@@ -25,6 +25,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
     import json
 
     from qrspi_guard.contract.causes import CATALOGUE, did_you_mean, markdown_table
+    from qrspi_guard.contract.codespans import plain
     from qrspi_guard.records import asdict
     from qrspi_guard.textsafe import one_line
 
@@ -36,7 +37,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         else:
             width = max(len(n) for n in CATALOGUE)
             for c in CATALOGUE.values():
-                click.echo(f"{c.name:<{width}}  {c.level:<7}  {c.meaning}")
+                click.echo(f"{c.name:<{width}}  {c.level:<7}  {plain(c.meaning)}")
         return
     entry = CATALOGUE.get(cause)
     if entry is None:
@@ -51,8 +52,8 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         click.echo(f"### `{entry.name}` ({entry.level})\n\n{entry.meaning}\n\n{entry.fix}"
                    f"\n\n{off}")
     else:
-        click.echo(f"{entry.name} ({entry.level})\n\n{entry.meaning}\n\nFix: {entry.fix}"
-                   f"\n\n{off}")
+        click.echo(f"{entry.name} ({entry.level})\n\n{plain(entry.meaning)}\n\n"
+                   f"Fix: {plain(entry.fix)}\n\n{plain(off)}")
 
 
 def turn_off(name: str) -> str:

@@ -14,6 +14,7 @@ import os
 from typing import Any
 from urllib.parse import quote
 
+from qrspi_guard.contract.codespans import spans
 from qrspi_guard.overview.model import Overview, RoundView, StepView
 from qrspi_guard.textsafe import one_line
 
@@ -64,6 +65,16 @@ def chart(step: StepView) -> dict[str, Any]:
             "base": HEIGHT + 18}
 
 
+def code_spans(text: str) -> Any:
+    """The catalogue's Markdown text (a fix, a meaning) as HTML: each code span a
+    ``<code>`` element, everything escaped (never Markdown source, never raw markup)."""
+    import markupsafe
+
+    return markupsafe.Markup("").join(
+        markupsafe.Markup("<code>{}</code>").format(piece) if is_code
+        else markupsafe.escape(piece) for piece, is_code in spans(text))
+
+
 _ENV: Any = None
 
 
@@ -77,6 +88,7 @@ def _env() -> Any:
                                   trim_blocks=True, lstrip_blocks=True,
                                   undefined=jinja2.StrictUndefined)
         _ENV.filters["line"] = one_line  # a path or name from disk: one escaped line
+        _ENV.filters["code"] = code_spans  # the catalogue's text: its code spans as code
     return _ENV
 
 

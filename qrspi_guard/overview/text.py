@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from qrspi_guard.contract.codespans import plain
 from qrspi_guard.overview.model import HaltView, Overview, ReviewerView, RoundView, RunView
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
@@ -124,7 +125,7 @@ def halt_lines(halts: Sequence[HaltView], style: Style, quiet: dict[str, float])
                    f"{style.paint(h.cause, 'bold')} {where}{note}")
         out.append(f"    {h.message}")
         if h.fix:
-            out.append(f"    fix: {h.fix}")
+            out.append(f"    fix: {plain(h.fix)}")
     return out
 
 
