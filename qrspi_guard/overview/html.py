@@ -58,11 +58,15 @@ def chart(step: StepView) -> dict[str, Any]:
                                "title": f"round {r.round:02d}: {n} {what}"})
             width += 2 + BAR // 2
         bars.append({"x": x, "mid": x + width / 2, "label": f"{r.round:02d}",
+                     "title": f"round {r.round:02d}: {len(r.findings)} finding(s)"
+                              + (f", kept {r.kept}, dropped {r.dropped}" if r.verified else ""),
                      "total": len(r.findings), "stacks": stacks,
                      "ty": round(HEIGHT + 18.0 - len(r.findings) * scale - 3, 2)})
         x += width + GAP
-    return {"width": x + 10, "height": HEIGHT + 42, "bars": bars, "top": top,
-            "base": HEIGHT + 18}
+    return {"width": max(x + 10, 110), "height": HEIGHT + 56, "bars": bars, "top": top,
+            "base": HEIGHT + 18, "labels": HEIGHT + 34, "axis": HEIGHT + 52,
+            "caption": ", ".join(f"round {r.round:02d}: {len(r.findings)}"
+                                 for r in step.rounds)}
 
 
 def code_spans(text: str) -> Any:

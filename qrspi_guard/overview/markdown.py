@@ -57,14 +57,15 @@ def _current(run: RunView) -> Iterator[str]:
 
 
 def _convergence(run: RunView) -> Iterator[str]:
-    yield _row(["step", "findings per round", "kept", "dropped", "by change_type"])
-    yield _row(["---"] * 5)
+    yield _row(["step", "rounds", "findings", "kept", "dropped", "by change_type"])
+    yield _row(["---"] * 6)
     for s in run.steps:
         verified = any(r.verified for r in s.rounds)
         types = sorted({t for r in s.rounds for t in r.by_change_type()})
         split = ", ".join(code(t, cell=True) + " " + " ".join(
             str(r.by_change_type().get(t, 0)) for r in s.rounds) for t in types)
-        yield _row([code(s.name, cell=True), " ".join(map(str, s.series())),
+        yield _row([code(s.name, cell=True), " ".join(f"{r.round:02d}" for r in s.rounds),
+                    " ".join(map(str, s.series())),
                     " ".join(str(r.kept) for r in s.rounds) if verified else "",
                     " ".join(str(r.dropped) for r in s.rounds) if verified else "", split])
 
