@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from qrspi_guard.contract.diagnostics import Diagnostic
@@ -84,8 +85,12 @@ class Watcher:
                  peek: Callable[[str], bool] = peek_frontmatter_closed,
                  write: Callable[[str, bytes], None] = write_atomic,
                  selection: Selection = DEFAULT, judge: Judge | None = None,
-                 on_result: Callable[[RoundResult, float | None], None] | None = None) -> None:
+                 on_result: Callable[[RoundResult, float | None], None] | None = None,
+                 turn: Callable[[], AbstractContextManager[object]] | None = None) -> None:
         self.on_result = on_result
+        #: wraps each turn (the events taken, everything they made due): the live
+        #: overview draws what a turn changed once, at its end
+        self.turn = turn or nullcontext
         self.root = os.path.abspath(root)
         self.display_root = root
         #: the one judge every round is judged by (the settings found from ROOT)
@@ -190,16 +195,18 @@ class Watcher:
             if self.source.note:
                 self.err(f"qrspi-guard: watch: {self.source.note}")
             self.err(f"qrspi-guard: watch: scanning {one_line(self.display_root)}")
-            self.discover()
-            self.tick()
+            with self.turn():
+                self.discover()
+                self.tick()
             self.err(f"qrspi-guard: watch: watching {one_line(self.display_root)} "
                      f"({self.source.mode}), {len(self.rounds)} round(s)")
             while not self._stop.is_set():
                 events = self.source.get(self._timeout())
                 if any(e.kind is EventKind.STOP for e in events):
                     break
-                self.apply(events)
-                self.tick()
+                with self.turn():
+                    self.apply(events)
+                    self.tick()
             return 0
         except RootGone:
             self.err(f"qrspi-guard: watch: {one_line(self.display_root)} was deleted; "
