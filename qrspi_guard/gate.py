@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from qrspi_guard.contract.runconfig import Overrides
 from qrspi_guard.errors import GuardError, OutputError, UsageError
+from qrspi_guard.output import ReportOptions
 from qrspi_guard.records import field, record
 from qrspi_guard.settings.commandline import CommandLine
 from qrspi_guard.textsafe import one_line
@@ -130,7 +131,8 @@ def run(req: CheckRequest, say: Say) -> CheckRun:
     out.text = _report(req, result, fmt, strict, out.color, time.monotonic() - started)
     if fmt == "github" and req.step_summary:
         _step_summary(req.step_summary, result, req.output,
-                      judges[0][0].overrides.thresholds, say)
+                      judges[0][0].overrides.thresholds,
+                      ReportOptions(strict=strict, quiet=req.quiet), say)
     if req.write_status:
         out.error = _write_statuses(as_is, say)
     if fix_failures and out.error is None:
@@ -223,7 +225,7 @@ def _report(req: CheckRequest, result: CheckResult, fmt: str, strict: bool, colo
             elapsed: float) -> str:
     """Standard output's report, after writing ``--output``'s (which gets
     ``--output-format``, else ``--format``, JSON for text; stdout then gets text)."""
-    from qrspi_guard.output import ReportOptions, renderer
+    from qrspi_guard.output import renderer
 
     options = ReportOptions(strict=strict, quiet=req.quiet, color=color, elapsed=elapsed)
     machine: str | None = None
@@ -248,13 +250,13 @@ def _report(req: CheckRequest, result: CheckResult, fmt: str, strict: bool, colo
 
 
 def _step_summary(path: str, result: CheckResult, output: str | None,
-                  thresholds: Thresholds | None, say: Say) -> None:
+                  thresholds: Thresholds | None, options: ReportOptions, say: Say) -> None:
     """The step summary; a failure is a warning: the gate's verdict does not depend on
     it."""
     from qrspi_guard.overview.summary import append_step_summary
 
     try:
-        append_step_summary(path, result, output, thresholds)
+        append_step_summary(path, result, output, thresholds, options)
     except OutputError as exc:
         say(Note("warning", f"step summary: {exc}"))
 

@@ -91,8 +91,10 @@ def sections(ov: Overview) -> Iterator[tuple[str, list[str]]]:
                                       *_convergence(run)]
 
 
-def render(ov: Overview, limit: int | None = None, heading: bool = True) -> str:
-    """The overview; at most *limit* bytes as UTF-8 when given."""
+def render(ov: Overview, limit: int | None = None, heading: bool = True,
+           full_list: str = "this step's log") -> str:
+    """The overview; at most *limit* bytes as UTF-8 when given (a last line then names
+    what was left out, and *full_list*: where in this job every diagnostic is)."""
     rounds = ov.rounds()
     halted = sum(1 for r in rounds if r.status == "halt")
     head = ["## qrspi-guard overview"] if heading else []
@@ -111,6 +113,6 @@ def render(ov: Overview, limit: int | None = None, heading: bool = True) -> str:
         size += n
     if left:
         parts = ", ".join(f"{n} × {what}" for what, n in left.items())
-        out += ["", f"Left out to stay under GitHub's 1 MiB step summary limit: {parts} "
-                "(`qrspi-guard status` shows them all)."]
+        out += ["", f"Left out to stay under GitHub's 1 MiB step summary limit: {parts}; "
+                f"every diagnostic is in {full_list}."]
     return "\n".join(out) + "\n"
