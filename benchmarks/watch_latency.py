@@ -74,6 +74,16 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[k]
 
 
+def new_round(tmp: Path) -> tuple[Path, Path]:
+    """A run under *tmp* with an empty design round: (the round, its status file)."""
+    art = tmp / "run"
+    rd = art / "reviews" / "design" / "round-01"
+    rd.mkdir(parents=True)
+    (art / "config.md").write_text("---\nsecond_reviewer: false\nverifier_enabled: false\n"
+                                   "---\n")
+    return rd, rd.parent / "round-01-guard.json"
+
+
 def live(trials: int) -> None:
     """The live overview on a pseudo-terminal: from a bad file closed to the halt in
     round-01-guard.json, and to the redrawn overview listing that halt."""
@@ -85,12 +95,7 @@ def live(trials: int) -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="watch-live-bench-"))
     try:
-        art = tmp / "run"
-        rd = art / "reviews" / "design" / "round-01"
-        rd.mkdir(parents=True)
-        (art / "config.md").write_text("---\nsecond_reviewer: false\nverifier_enabled: false\n"
-                                       "---\n")
-        status = rd.parent / "round-01-guard.json"
+        rd, status = new_round(tmp)
         controller, terminal = pty.openpty()
         fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 200, 400, 0, 0))
         env = {**os.environ, "NO_COLOR": "1"}
@@ -180,12 +185,7 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="watch-bench-"))
     try:
-        art = tmp / "run"
-        rd = art / "reviews" / "design" / "round-01"
-        rd.mkdir(parents=True)
-        (art / "config.md").write_text("---\nsecond_reviewer: false\nverifier_enabled: false\n"
-                                       "---\n")
-        status = rd.parent / "round-01-guard.json"
+        rd, status = new_round(tmp)
         cmd = [SCRIPT, "watch", str(tmp), "--settle", "3600"]
         if args.polling:
             cmd.append("--polling")

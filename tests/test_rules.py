@@ -350,7 +350,7 @@ def test_sidecar_missing_is_a_warning_for_plan(run: Run) -> None:
     ("second_reviewer: false\nverifier_enabled: false\n", []),
     ("codex_reviews: false\nverifier_enabled: false\n", ["config_legacy_key"]),
     ("second_reviewer: true\ncodex_reviews: false\nverifier_enabled: false\n",
-     ["config_key_conflict", "config_legacy_key"]),
+     ["config_key_conflict"]),  # the older key goes with the conflict's one fix
     ("verifier_enabled: false\n", ["config_field_missing"]),
     ("second_reviewer: maybe\nverifier_enabled: false\n", ["config_field_invalid"]),
     ("second_reviewer: false\n", ["config_field_defaulted"]),

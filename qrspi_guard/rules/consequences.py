@@ -82,59 +82,41 @@ class Consequence:
     of_consequence: Subject
 
 
-#: causes that make the verifier's recount halt on a finding or count it otherwise:
-#: the fan-in's audit and kept list, and `round-NN-verified.md`, then differ only
-#: because of them
-_RECOUNTED = ("missing_change_type", "change_type_out_of_enum", "no_frontmatter",
-              "unreadable_file", "sidecar_missing", "sidecar_wrong_extension",
-              "sidecar_malformed", "score_out_of_range", "verify_failed",
-              "bad_finding_filename", "bad_tag_name")
-
-
-def _pairs() -> tuple[Consequence, ...]:
-    pairs = [
-        Consequence("sidecar_wrong_extension", "sidecar_missing",
-                    "its finding counts as having no sidecar (generations.md §2)",
-                    _finding, _finding),
-        Consequence("sidecar_wrong_extension", "sidecar_malformed",
-                    "it is read with the other generation's grammar", _file, _file),
-        Consequence("sidecar_wrong_extension", "score_out_of_range",
-                    "it is read with the other generation's grammar", _file, _file),
-        Consequence("bad_finding_filename", "expected_tag_no_output",
-                    "the reviewer wrote output, under a name off the grammar", _tag, _tag),
-        Consequence("bad_finding_filename", "orphan_sidecar",
-                    "the sidecar's finding is there, misnamed", _finding, _finding),
-        Consequence("bad_tag_name", "expected_tag_no_output",
-                    "the reviewer wrote output, under a tag off the grammar", _tag, _tag),
-        Consequence("bad_tag_name", "unrouted_tag",
-                    "the tag is off the grammar, so no row can route it",
-                    _written_tag, _written_tag),
-        Consequence("bad_tag_name", "orphan_sidecar",
-                    "the sidecar's finding is there, under a tag off the grammar",
-                    _finding, _finding),
-        Consequence("vf_sentinel_invalid", "expected_tag_no_output",
-                    "the reviewer wrote a skip sentinel that does not stand for output",
-                    _tag, _tag),
-        Consequence("split_incomplete", "expected_tag_no_output",
-                    "the reviewer's split did not finish", _tag, _tag),
-        Consequence("duplicate_finding_id", "fnum_mismatch",
-                    "the repeated id is the one that differs from the file name",
-                    _file, _file),
-        Consequence("config_key_conflict", "config_legacy_key",
-                    "keeping second_reviewer only removes the older key too",
-                    _place, _place),
-        Consequence("fanin_audit_mismatch", "kept_findings_mismatch",
-                    "both are one fan-in run's outputs, stale together", _round, _round),
-    ]
-    for root in _RECOUNTED:
-        for stale in ("fanin_audit_mismatch", "kept_findings_mismatch",
-                      "verified_totals_mismatch"):
-            pairs.append(Consequence(root, stale, "the recount differs because of it",
-                                     _round, _round))
-    return tuple(pairs)
-
-
-CONSEQUENCES: tuple[Consequence, ...] = _pairs()
+#: every pair, once: the root, what follows from it, why, and the subject they share
+CONSEQUENCES: tuple[Consequence, ...] = (
+    Consequence("sidecar_wrong_extension", "sidecar_missing",
+                "its finding counts as having no sidecar (generations.md §2)",
+                _finding, _finding),
+    Consequence("sidecar_wrong_extension", "sidecar_malformed",
+                "it is read with the other generation's grammar", _file, _file),
+    Consequence("sidecar_wrong_extension", "score_out_of_range",
+                "it is read with the other generation's grammar", _file, _file),
+    Consequence("bad_finding_filename", "expected_tag_no_output",
+                "the reviewer wrote output, under a name off the grammar", _tag, _tag),
+    Consequence("bad_finding_filename", "orphan_sidecar",
+                "the sidecar's finding is there, misnamed", _finding, _finding),
+    Consequence("bad_tag_name", "expected_tag_no_output",
+                "the reviewer wrote output, under a tag off the grammar", _tag, _tag),
+    Consequence("bad_tag_name", "unrouted_tag",
+                "the tag is off the grammar, so no row can route it",
+                _written_tag, _written_tag),
+    Consequence("bad_tag_name", "orphan_sidecar",
+                "the sidecar's finding is there, under a tag off the grammar",
+                _finding, _finding),
+    Consequence("vf_sentinel_invalid", "expected_tag_no_output",
+                "the reviewer wrote a skip sentinel that does not stand for output",
+                _tag, _tag),
+    Consequence("split_incomplete", "expected_tag_no_output",
+                "the reviewer's split did not finish", _tag, _tag),
+    Consequence("duplicate_finding_id", "fnum_mismatch",
+                "the repeated id is the one that differs from the file name",
+                _file, _file),
+    Consequence("config_key_conflict", "config_legacy_key",
+                "keeping second_reviewer only removes the older key too",
+                _place, _place),
+    Consequence("fanin_audit_mismatch", "kept_findings_mismatch",
+                "both are one fan-in run's outputs, stale together", _round, _round),
+)
 #: consequence cause -> its pairs
 _BY_CONSEQUENCE: dict[str, list[Consequence]] = {}
 for _c in CONSEQUENCES:

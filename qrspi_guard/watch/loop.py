@@ -5,9 +5,8 @@ cached verdict per settled file (:class:`~.judge.RoundJudge`), and rewrites a ro
 status file only when its content (apart from ``checked_at``) changes
 (:mod:`.publish` writes it, and retries a failed write until it succeeds).
 
-Stopping: SIGINT and SIGTERM stop the loop with exit 0 wherever it is, at start-up too
-(a scan blocked on a file that never answers is interrupted), except inside a status
-or events write, which is finished first (:meth:`Watcher.critical`).
+Stopping: SIGINT and SIGTERM stop the loop with exit 0 wherever it is, at start-up too (a
+blocked scan is interrupted), but a status or events write is finished first.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from qrspi_guard.contract.diagnostics import Diagnostic
@@ -86,11 +84,9 @@ class Watcher:
                  write: Callable[[str, bytes], None] = write_atomic,
                  selection: Selection = DEFAULT, judge: Judge | None = None,
                  on_result: Callable[[RoundResult, float | None], None] | None = None,
-                 turn: Callable[[], AbstractContextManager[object]] | None = None) -> None:
+                 turn: Callable[[], Any] | None = None) -> None:
         self.on_result = on_result
-        #: wraps each turn (the events taken, everything they made due): the live
-        #: overview draws what a turn changed once, at its end
-        self.turn = turn or nullcontext
+        self.turn = turn or contextlib.nullcontext  #: wraps each turn (the live view's)
         self.root = os.path.abspath(root)
         self.display_root = root
         #: the one judge every round is judged by (the settings found from ROOT)
@@ -195,16 +191,15 @@ class Watcher:
             if self.source.note:
                 self.err(f"qrspi-guard: watch: {self.source.note}")
             self.err(f"qrspi-guard: watch: scanning {one_line(self.display_root)}")
-            with self.turn():
-                self.discover()
-                self.tick()
+            self.discover()
+            self.tick()
             self.err(f"qrspi-guard: watch: watching {one_line(self.display_root)} "
                      f"({self.source.mode}), {len(self.rounds)} round(s)")
             while not self._stop.is_set():
                 events = self.source.get(self._timeout())
                 if any(e.kind is EventKind.STOP for e in events):
                     break
-                with self.turn():
+                with self.turn():  # what a turn changes is drawn once, at its end
                     self.apply(events)
                     self.tick()
             return 0
