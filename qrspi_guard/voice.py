@@ -60,6 +60,12 @@ def did_you_mean(word: str, names: Iterable[str]) -> str:
     return suggestion(nearest(word, names))
 
 
+def no_rounds(where: str) -> str:
+    """What a run that found no round to judge says (*where*: the PATHs, shown)."""
+    return (f"no review rounds found under {where} (looked for reviews/<step>/round-NN/ "
+            "and reviews/tasks/task-NN/round-NN/)")
+
+
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 round``, ``0 rounds``; *words* for an irregular plural (``entries``)."""
     return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"

@@ -46,7 +46,7 @@ def test_write_baseline_records_every_diagnostic_sorted_and_exits_0(repo: Path) 
     doc = write(repo)
     assert doc["version"] == 1 and set(doc) == {"version", "entries"}
     entries = doc["entries"]
-    assert len(entries) == 6
+    assert len(entries) == 5
     assert all(set(e) == {"cause", "path", "fingerprint"} for e in entries)
     assert entries == sorted(entries, key=lambda e: (e["path"], e["cause"], e["fingerprint"]))
     # relative to the repository root; a round-level diagnostic names the round directory
@@ -70,7 +70,7 @@ def test_with_the_baseline_the_old_tree_passes_and_says_how_many_were_left_out(
     proc = check(repo, ".", "--baseline", "baseline.json")
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.decode().count("error") == 1  # the summary line only
-    assert summary(proc).endswith("0 errors, 0 warnings (6 in baseline, 0 fixed)")
+    assert summary(proc).endswith("0 errors, 0 warnings (5 in baseline, 0 fixed)")
 
 
 def test_an_entry_still_matches_after_its_lines_move(repo: Path) -> None:
@@ -83,7 +83,7 @@ def test_an_entry_still_matches_after_its_lines_move(repo: Path) -> None:
     f01.write_text(moved + "\nOne more paragraph.\n")
     proc = check(repo, ".", "--baseline", "baseline.json")
     assert proc.returncode == 0, proc.stdout
-    assert summary(proc).endswith("(6 in baseline, 0 fixed)")
+    assert summary(proc).endswith("(5 in baseline, 0 fixed)")
 
 
 def test_a_fix_is_counted_and_drops_out_when_the_baseline_is_written_again(
@@ -93,11 +93,11 @@ def test_a_fix_is_counted_and_drops_out_when_the_baseline_is_written_again(
     f02.write_text(f02.read_text().replace("category:", "change_type:"))
     proc = check(repo, ".", "--baseline", "baseline.json")
     assert proc.returncode == 0
-    assert summary(proc).endswith("(5 in baseline, 1 fixed)")
+    assert summary(proc).endswith("(4 in baseline, 1 fixed)")
     doc = write(repo)
-    assert len(doc["entries"]) == 5
+    assert len(doc["entries"]) == 4
     assert summary(check(repo, ".", "--baseline", "baseline.json")).endswith(
-        "(5 in baseline, 0 fixed)")
+        "(4 in baseline, 0 fixed)")
 
 
 def test_a_new_defect_fails_the_gate_in_every_format(repo: Path) -> None:
@@ -110,11 +110,11 @@ def test_a_new_defect_fails_the_gate_in_every_format(repo: Path) -> None:
     lines = proc.stdout.decode().splitlines()
     assert len(lines) == 3, lines  # the two new defects and the summary
     assert "severity" in lines[0] and "F03" in lines[1]
-    assert summary(proc).endswith("2 errors, 0 warnings (6 in baseline, 0 fixed)")
+    assert summary(proc).endswith("2 errors, 0 warnings (5 in baseline, 0 fixed)")
     js = json.loads(check(repo, ".", "--baseline", "baseline.json", "--format", "json")
                     .stdout)
     assert len(js["diagnostics"]) == 2
-    assert js["summary"]["in_baseline"] == 6 and js["summary"]["fixed"] == 0
+    assert js["summary"]["in_baseline"] == 5 and js["summary"]["fixed"] == 0
     gh = check(repo, ".", "--baseline", "baseline.json", "--format", "github").stdout.decode()
     assert len(re.findall(r"^::error ", gh, re.M)) == 2
     sarif = json.loads(check(repo, ".", "--baseline", "baseline.json", "--format", "sarif")

@@ -271,12 +271,12 @@ def test_every_colouring_command_follows_the_one_colour_rule(command: str) -> No
 
 def test_summary_lines_count_in_words_and_agree_across_commands(tmp_path: Path) -> None:
     """check's summary, status's head line and the Markdown overview's say the same
-    counts the same way: `9 rounds, 48 files: 6 errors, 0 warnings`, never `round(s)`."""
+    counts the same way: `9 rounds, 48 files: 5 errors, 0 warnings`, never `round(s)`."""
     paths = [str(EXAMPLE), str(EXAMPLE_FANIN)]
     check = run_main("check", *paths).stdout.decode().splitlines()[-1]
     status = run_main("status", *paths).stdout.decode().splitlines()[0]
     markdown = run_main("status", *paths, "--format", "markdown").stdout.decode()
-    head = "9 rounds, 48 files: 6 errors, 0 warnings"
+    head = "9 rounds, 48 files: 5 errors, 0 warnings"
     assert check == head
     assert status == f"qrspi-guard status: {head}, 3 rounds halted"
     assert f"\n{head}, 3 rounds halted\n" in markdown

@@ -27,7 +27,7 @@ def test_fanin_example_reports_a_halted_fan_in_and_a_silent_task_reviewer() -> N
     got = sorted((d["cause"], d["level"], _in_reviews(d["path"])) for d in doc["diagnostics"])
     assert got == [
         ("expected_tag_no_output", "error", "tasks/task-01/round-02"),
-        ("sidecar_missing", "error", "design/round-02/quality-codex.finding-F01.md"),
+        # one defect, one diagnostic: no sidecar_missing for its finding (generations §2)
         ("sidecar_wrong_extension", "error",
          "design/round-02/quality-codex.finding-F01.score.yml"),
     ]

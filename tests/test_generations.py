@@ -357,7 +357,14 @@ def test_any_other_score_suffix_is_wrong_extension_and_counts_as_no_sidecar(
     result = check(run.root, protocol=protocol, require_sidecars=True)
     assert one(result, "sidecar_wrong_extension").file == f"{F1}{suffix}"
     assert "bad_finding_filename" not in causes(result)
-    assert one(result, "sidecar_missing").file == f"{F1}.md"
+    # one defect, one diagnostic (generations.md §2): its finding counts as having no
+    # sidecar, which is said only where the wrong extension itself is not reported
+    assert "sidecar_missing" not in causes(result)
+    proc = run_main("check", "--format", "json", "--protocol", protocol, "--require-sidecars",
+                    "--ignore", "sidecar_wrong_extension", str(run.root))
+    missing = [d for d in json.loads(proc.stdout)["diagnostics"]
+               if d["cause"] == "sidecar_missing"]
+    assert [d["file"] for d in missing] == [f"{F1}.md"]
 
 
 @pytest.mark.parametrize("name", [f"{Q}.R1-F01.score.md", f"{Q}.R1-F01.score.yml",

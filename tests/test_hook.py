@@ -203,7 +203,7 @@ def test_message_names_field_found_allowed_and_a_corrected_example(run: Path) ->
     assert "found:   corectness" in msg
     assert "allowed: style, clarity, correctness, scope, intent" in msg
     assert "example: change_type: correctness" in msg
-    assert "Use exactly one of `style`" in msg  # the catalogue's fix text
+    assert "Use exactly one of 'style'" in msg  # the catalogue's fix text, as plain text
 
 
 def test_examples_use_the_round_step_and_tag_of_the_target(run: Path) -> None:

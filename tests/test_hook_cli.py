@@ -101,11 +101,12 @@ def test_valid_finding_write_exits_0_silently(run: Path) -> None:
 def test_each_error_class_exits_2_naming_cause_and_fix(run: Path, changes: dict[str, Any],
                                                         cause: str, example: str) -> None:
     from qrspi_guard.contract.causes import cause as catalogue
+    from qrspi_guard.contract.codespans import plain
 
     r = hook(write_call(rnd(run) / NAME, finding(**changes), run), "--event", "pre")
     assert r.returncode == 2
     assert f"- {cause}" in r.stderr
-    assert catalogue(cause).fix in r.stderr
+    assert plain(catalogue(cause).fix) in r.stderr  # code spans quoted, not Markdown
     assert "example: " + example in r.stderr
     assert r.stdout == ""
     assert not (rnd(run) / NAME).exists()  # the hook never writes

@@ -105,7 +105,7 @@ def test_review_prep_never_writes_through_a_linked_step_directory(
     proc = run_main("review-prep", "--step", "goals", "--round", "01", "--artifact-dir",
                     str(repo.top), "--base-ref", "main")
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr.startswith(b"review-prep-write-failed:")
+    assert proc.stderr.startswith(b"qrspi-guard review-prep: error: review-prep-write-failed:")
     assert b"a symbolic link stands there (never followed)" in proc.stderr
     assert tree(target) == ([] if linked == "step" else ["goals"])
 

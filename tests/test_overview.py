@@ -53,7 +53,7 @@ def test_status_of_both_example_runs_at_once_names_every_halt_with_its_fix() -> 
     halts = [h for r in status_rounds(doc).values() for h in r["halts"]]
     from qrspi_guard.contract.causes import cause
 
-    assert len(halts) == 6 == doc["summary"]["errors"]
+    assert len(halts) == 5 == doc["summary"]["errors"]  # one per defect
     assert all(h["fix"] == cause(h["cause"]).fix for h in halts)
     design = next(s for run in doc["runs"] for s in run["steps"]
                   if s["step"] == "design" and "fanin" in run["path"])
@@ -88,7 +88,40 @@ def test_status_off_a_terminal_is_ascii_and_draws_grid_halts_fixes_and_series() 
     assert "| tasks/task-01 | + ok     | X halt 1 |" in out
     assert "spec-gpt55           error: expected_tag_no_output" in out
     assert "fix: Re-dispatch the reviewer" in out
-    assert re.search(r"^  design +4 2 ", out, re.M)
+    assert re.search(r"^  design +round +01 02$", out, re.M)
+    assert re.search(r"^ +findings +4  2$", out, re.M)
+
+
+def test_status_names_the_rounds_above_each_convergence_series_and_aligns_every_number(
+        ) -> None:
+    out = run_main("status", "--ascii", str(FIXTURES / "example-fanin")).stdout.decode()
+    block = out.split("convergence (per step, each series by round):\n")[1].split("\n\n")[0]
+    lines = block.splitlines()
+    heads = [i for i, ln in enumerate(lines) if re.match(r"^  \S", ln)]
+    assert [lines[i].split()[0] for i in heads] == ["goals", "design", "tasks/task-01"]
+    design = lines[heads[1]:heads[2]]
+    assert design[0].split()[1:] == ["round", "01", "02"]
+    columns = [m.end() for m in re.finditer(r"\d+", design[0])]
+    named = {}
+    for ln in design[1:]:
+        assert [m.end() for m in re.finditer(r"\d+", ln)] == columns, ln  # under its round
+        named[ln.split()[0]] = [int(n) for n in ln.split()[1:]]
+    assert named == {"findings": [4, 2], "kept": [2, 1], "dropped": [2, 0], "clarity": [0, 1],
+                     "correctness": [2, 1], "scope": [1, 0], "style": [1, 0]}
+
+
+def test_the_report_chart_names_its_rounds_axes_and_bars() -> None:
+    html = run_main("report", "-o", "-", str(FIXTURES / "example-fanin")).stdout.decode()
+    assert "findings per round: round 01: 4, round 02: 2" in html  # the design caption
+    assert 'class="axis">round</text>' in html  # the x axis is named
+    assert "<title>round 02: 2 finding(s), kept 1, dropped 0</title>" in html
+    assert "a bar of its findings, stacked by <code>change_type</code>" in html  # legend
+
+
+def test_the_markdown_overview_names_each_step_s_rounds_beside_its_series() -> None:
+    md = run_main("status", "--format", "markdown", str(FIXTURES / "example-fanin")).stdout
+    rows = [ln for ln in md.decode().splitlines() if ln.startswith("| `design` | 01 02 |")]
+    assert rows and rows[0].startswith("| `design` | 01 02 | 4 2 | 2 1 | 2 0 |")
 
 
 def test_steps_come_in_protocol_order_and_unknown_steps_after_by_name(run: Run) -> None:

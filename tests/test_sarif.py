@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from qrspi_guard.contract.causes import CATALOGUE
+from qrspi_guard.contract.codespans import plain
 from qrspi_guard.output.sarif import project_home
 from tests.support import FIXTURES, Run, run_main
 
@@ -53,9 +54,10 @@ def test_every_rule_has_full_description_and_help_in_text_and_markdown_from_the_
     assert [r["id"] for r in rules] == list(CATALOGUE)
     for rule in rules:
         cause = CATALOGUE[rule["id"]]
-        assert rule["fullDescription"]["text"] == cause.meaning
+        # text is plain (code spans quoted), markdown keeps the catalogue's Markdown
+        assert rule["fullDescription"]["text"] == plain(cause.meaning)
         assert rule["shortDescription"]["text"] and len(rule["shortDescription"]["text"]) <= 200
-        assert cause.fix in rule["help"]["text"] and cause.fix in rule["help"]["markdown"]
+        assert plain(cause.fix) in rule["help"]["text"] and cause.fix in rule["help"]["markdown"]
         assert f"--ignore {cause.name}" in rule["help"]["markdown"]
         assert rule["name"] != rule["id"]  # SARIF1001: a readable name, not the id again
 

@@ -10,6 +10,7 @@ import pytest
 
 from qrspi_guard import check
 from qrspi_guard.contract.causes import CATALOGUE
+from qrspi_guard.output.statistics import statistics
 from qrspi_guard.settings import (
     ALL,
     Layer,
@@ -19,7 +20,6 @@ from qrspi_guard.settings import (
     apply_selection,
     enabled_causes,
     parse_names,
-    statistics,
 )
 from tests.support import FIXTURES, Run, run_main
 

@@ -137,8 +137,8 @@ def _report(outcome: Outcome, undo: bool, guard: tuple[str, ...]) -> None:
     where = outcome.where
     dry = " (dry run: nothing written)" if outcome.dry_run else ""
     _say(f"{one_line(where.checkout)}, originals kept in {where.shown()}{dry}")
-    problems = [s.error or s.refused for s in outcome.steps if s.blocked] + [
-        e.refused for e in outcome.extras if e.refused]
+    problems = [p for p in [s.error or s.refused for s in outcome.steps if s.blocked]
+                + [e.refused for e in outcome.extras] if p]
     if not problems:
         width = max(len(s.dropin.script) for s in outcome.steps)
         for step in outcome.steps:

@@ -1,9 +1,8 @@
 """`qrspi-guard check`: one-shot validation and CI gate (cli.md).
 
-A thin shell: each PATH gets the :class:`qrspi_guard.judge.Judge` of the project
-configuration found from it upward (the command line over that file over the
-environment), the judges judge (the rule selection applied inside), a reporter renders,
-and :mod:`qrspi_guard.output.files` writes. Failures are raised as
+A thin shell: the options become one :class:`qrspi_guard.gate.CheckRequest`, one call
+(:func:`qrspi_guard.gate.run`) judges, fixes, renders and writes, and what comes back is
+printed and is the exit code. Failures are raised as
 :class:`~qrspi_guard.errors.GuardError` and become one line and exit 2 in
 :func:`qrspi_guard.cli.main`.
 """
@@ -12,7 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,7 +20,6 @@ from qrspi_guard.cli.conventions import (
     Choice,
     color_options,
     colored,
-    no_rounds_warning,
     reached,
     say,
     say_error,
@@ -35,13 +34,11 @@ from qrspi_guard.cli.options import (
     settings_file_option,
 )
 from qrspi_guard.cli.process import fast_exit
-from qrspi_guard.output import FORMATS, ReportOptions, format_for_file
+from qrspi_guard.output import FORMATS
 from qrspi_guard.settings.declared import help_of
-from qrspi_guard.voice import plural
 
 if TYPE_CHECKING:  # pragma: no cover
-    from qrspi_guard.engine import CheckResult
-    from qrspi_guard.output.baseline import Baseline
+    from qrspi_guard.gate import Note
 
 #: the most read from standard input for --stdin-filename (a finding is at most 1 MiB)
 STDIN_LIMIT = 16 * 1024 * 1024
@@ -107,157 +104,47 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, strict: bool,
       qrspi-guard check . --baseline qrspi-guard-baseline.json
       qrspi-guard check --stdin-filename reviews/design/round-03/quality-claude.finding-F01.md -
     """
-    import time
-
-    from qrspi_guard.errors import OutputError, UsageError
-    from qrspi_guard.judge import judges_for, merge
-    from qrspi_guard.output import renderer
+    from qrspi_guard.gate import CheckRequest, run
     from qrspi_guard.settings import CommandLine
-    from qrspi_guard.textsafe import one_line
 
     started = time.monotonic()
     tolerant_stdout()
-    from_stdin = "-" in paths
-    base = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
-                           config_file, protocol, round_no)
-    # each PATH is judged under the project configuration found from it upward (cli.md
-    # "Where configuration is found"); the first PATH's also gives format and strict
     cli = CommandLine(
         format=fmt if given(ctx, "fmt") else None,
         strict=strict if given(ctx, "strict") else None,
         select=select or None, extend_select=extend_select, ignore=ignore,
         protocol=protocol if given(ctx, "protocol") else None, isolated=isolated,
         settings_file=settings_file)
-    judged = (stdin_filename,) if stdin_filename is not None and from_stdin else paths
-    judges = judges_for([p for p in judged if p != "-"], cli, base)
-    settings = judges[0][0].settings
-    if show_settings:
-        click.echo(_show(judges, settings.format == "json"), nl=False)
-        return
-    fmt, strict = settings.format, settings.strict
-    if statistics and fmt not in ("text", "json"):
-        raise UsageError(f"--statistics prints text or json, not {fmt}")
-    if output_format is not None and output is None:  # refused before any work
-        raise UsageError("--output-format needs --output FILE")
-    # --output FILE's format: --output-format, else FILE's extension, else --format
-    file_fmt = (output_format or format_for_file(output) or fmt) if output else None
-    if statistics and file_fmt not in (None, "text", "json"):
-        raise UsageError(f"--statistics writes text or json, not {file_fmt} (to --output)")
-    if from_stdin or stdin_filename is not None:
-        if paths not in (("-",), ()) or stdin_filename is None:
-            raise UsageError("judge standard input with: check --stdin-filename PATH -")
-        if fix or write_status:
-            raise UsageError("--fix and --write-status do not apply to standard input")
-    baseline = _baseline(settings.baseline, baseline_file, write_baseline,
-                         output is not None or statistics or stdin_filename is not None)
-    fix_failures = []
-    if fix:
-        from qrspi_guard.output.fix import FixFailure, fix_trailing_newlines
-
-        for judge, group in judges:
-            selected = judge.selection
-
-            def wanted(path: str, selected: Any = selected) -> bool:
-                return bool(selected.allows_at("trailing_newline", path))  # where reported
-
-            for outcome in fix_trailing_newlines(group or ("."), judge.overrides, wanted):
-                if isinstance(outcome, FixFailure):
-                    fix_failures.append(outcome)
-                    say_error(f"cannot fix {one_line(outcome.path)}: {outcome.reason}; it "
-                              "is left as it was")
-                elif not quiet:
-                    click.echo(f"fixed trailing newline: {one_line(outcome.path)}", err=True)
-    if stdin_filename is not None:
-        result = judges[0][0].buffer(stdin_filename, _read_stdin())
-    else:
-        result = merge([judge.paths(group) for judge, group in judges])
-        if not (result.rounds or result.files or result.diagnostics or result.not_in_round):
-            no_rounds_warning(paths)
-    as_is = result  # status files describe the rounds as they are, baseline or not
-    if write_baseline is not None:
-        _write_baseline(write_baseline, result)
-        if write_status:
-            _write_statuses(as_is)
-        fast_exit(0)
-    if baseline is not None:
-        from qrspi_guard.output.baseline import Scope, apply_baseline
-
-        result, _ = apply_baseline(result, baseline, Scope(result, paths))
-    color = fmt == "text" and colored(color_choice, no_color)
-    elapsed = time.monotonic() - started
-    options = ReportOptions(strict=strict, quiet=quiet, color=color, elapsed=elapsed)
-    text = _statistics(result, fmt, options) if statistics else renderer(fmt)(result, options)
-    if output is not None:
-        from qrspi_guard.output.files import write_output
-
-        plain = ReportOptions(strict=strict, quiet=quiet, elapsed=elapsed)  # no colour
-        assert file_fmt is not None
-        machine = (_statistics(result, file_fmt, plain) if statistics
-                   else renderer(file_fmt)(result, plain))
-        if output_format is None and not statistics and fmt != "text":
-            text = renderer("text")(result, options)
-        write_output(output, machine)
+    base = build_overrides(step, second_reviewer, verifier, require_sidecars, expect,
+                           config_file, protocol, round_no)
+    request = CheckRequest(
+        paths=paths, cli=cli, base=base, show_settings=show_settings,
+        statistics=statistics, write_status=write_status, fix=fix, output=output,
+        output_format=output_format, baseline_file=baseline_file,
+        write_baseline=write_baseline, stdin_filename=stdin_filename, quiet=quiet,
+        exit_zero=exit_zero,
+        color=colored(color_choice, no_color),
+        step_summary=os.environ.get("GITHUB_STEP_SUMMARY") or None, stdin=_read_stdin,
+        started=started)
+    outcome = run(request, _say)
     # the verdict is reached before it is printed: a closed pipe ends the run with it
-    code = reached(0 if exit_zero else (1 if result.failed(strict) else 0))
-    click.echo(text, nl=False, color=color)  # click would strip colour off a terminal
-    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        _step_summary(os.environ["GITHUB_STEP_SUMMARY"], result, output,
-                      judges[0][0].overrides.thresholds)
-    if write_status:
-        _write_statuses(as_is)
-    if fix_failures:
-        raise OutputError(f"{plural(len(fix_failures), 'file')} could not be fixed (see "
-                          "above); each is left as it was")
-    fast_exit(code)
+    reached(outcome.exit_code)
+    click.echo(outcome.text, nl=False, color=outcome.color)  # click would strip colour
+    if outcome.error is not None:
+        raise outcome.error
+    fast_exit(outcome.exit_code)
 
 
-def _baseline(setting: str | None, given_file: str | None, write_file: str | None,
-              other_output: bool) -> Baseline | None:
-    """The baseline to apply (``--baseline``, else the project setting), read before
-    any work; none when ``--write-baseline`` writes one."""
-    from qrspi_guard.errors import UsageError
-
-    if write_file is not None:
-        if given_file is not None:
-            raise UsageError("--write-baseline writes a baseline; do not give --baseline "
-                             "with it")
-        if other_output:
-            raise UsageError("--write-baseline writes only the baseline: no --output, "
-                             "--statistics or --stdin-filename with it")
-        return None
-    chosen = given_file if given_file is not None else setting
-    if chosen is None:  # no baseline: nothing of it imported (start-up time)
-        return None
-    from qrspi_guard.output.baseline import load
-
-    return load(chosen)
-
-
-def _write_baseline(path: str, result: CheckResult) -> None:
-    from qrspi_guard.output.baseline import render, root_for
-    from qrspi_guard.output.files import write_output
-    from qrspi_guard.textsafe import one_line
-
-    write_output(path, render(result.diagnostics, root_for(path)))
-    n = len(result.diagnostics)
-    say(f"wrote {plural(n, 'baseline entry', 'baseline entries')} to {one_line(path)}")
-
-
-def _show(judges: list[tuple[Any, list[str]]], as_json: bool) -> str:
-    """``--show-settings``: the settings each PATH is judged under, naming the file
-    actually read (one block per configuration when PATHs fall under several)."""
-    if len(judges) == 1:
-        return str(judges[0][0].settings.show(as_json=as_json))
-    if as_json:
-        from qrspi_guard.parse import jsondoc
-
-        return jsondoc.dumps([{"paths": group, **judge.settings.as_dict()}
-                           for judge, group in judges], indent=2, ensure_ascii=True) + "\n"
-    from qrspi_guard.textsafe import one_line
-
-    blocks = [f"# {', '.join(one_line(p) for p in group)}\n{judge.settings.show()}"
-              for judge, group in judges]
-    return "\n".join(blocks)
+def _say(note: Note) -> None:
+    """One line on standard error, in the guard's one form."""
+    if note.level == "progress":
+        click.echo(note.text, err=True)
+    elif note.level == "said":
+        say(note.text)
+    elif note.level == "warning":
+        say_warning(note.text)
+    else:
+        say_error(note.text)
 
 
 def _read_stdin() -> bytes:
@@ -274,64 +161,4 @@ def _read_stdin() -> bytes:
     if data is None:
         raise InputError(f"standard input is larger than {STDIN_LIMIT} bytes")
     return data
-
-
-def _statistics(result: object, fmt: str, options: ReportOptions) -> str:
-    from qrspi_guard.output.text import summary
-    from qrspi_guard.parse import jsondoc
-    from qrspi_guard.settings import statistics
-
-    rows = statistics(result.diagnostics)  # type: ignore[attr-defined]
-    if fmt == "json":
-        return jsondoc.dumps([{"cause": c, "level": lv, "count": n} for c, lv, n in rows],
-                          indent=2) + "\n"
-    width = max((len(str(n)) for _, _, n in rows), default=1)
-    cause_width = max((len(c) for c, _, _ in rows), default=0)
-    lines = [f"{n:>{width}}  {c:<{cause_width}}  {lv}" for c, lv, n in rows]
-    lines.append(summary(result))
-    return "\n".join(lines) + "\n"
-
-
-def _step_summary(path: str, result: Any, output: str | None, thresholds: Any) -> None:
-    """Append the run overview (report.md) and the Markdown table of every diagnostic to
-    ``$GITHUB_STEP_SUMMARY``, within what is left of GitHub's 1 MiB (the overview gets
-    what the table leaves, at least half). A failure is a warning: the gate's verdict
-    does not depend on it."""
-    from qrspi_guard.errors import OutputError
-    from qrspi_guard.output.files import append_summary, size_of
-    from qrspi_guard.output.github import SUMMARY_LIMIT, step_summary
-    from qrspi_guard.overview.build import overview
-    from qrspi_guard.overview.markdown import render as overview_markdown
-
-    room = max(SUMMARY_LIMIT - size_of(path), 2048)
-    table = len(step_summary(result, room, output).encode())
-    sections = overview_markdown(overview(result, thresholds), room - min(table, room // 2),
-                                 heading=False)
-    sections = sections.split("\n", 2)[2] if sections.count("\n") >= 2 else ""
-    used = len(sections.encode()) + 64
-    try:
-        append_summary(path, step_summary(result, max(room - used, 2048), output, sections))
-    except OutputError as exc:
-        say_warning(f"step summary: {exc}")
-
-
-def _write_statuses(result: object) -> None:
-    """Every round's status file; a round whose file cannot be written keeps its old
-    one (and no temp file), the others are still written, and the run is exit 2."""
-    from qrspi_guard.errors import OutputError
-    from qrspi_guard.output.status import write_status as write_one
-    from qrspi_guard.textsafe import one_line
-
-    failed = 0
-    for r in result.rounds:  # type: ignore[attr-defined]
-        try:
-            write_one(r)
-        except OSError as exc:
-            failed += 1
-            say_error(f"cannot write the status file of {one_line(r.ref.round_dir)}: "
-                      f"{exc.strerror or exc}; the previous one is unchanged")
-    if failed:
-        raise OutputError(f"{plural(failed, 'status file')} could not be written (see "
-                          "above)")
-
 

@@ -108,9 +108,7 @@ def usage_line(exc: click.UsageError) -> str:
 def no_rounds_warning(paths: Iterable[str]) -> None:
     """A run that found no round to judge says so (it still exits 0, as ruff does when it
     finds no Python file)."""
-    where = ", ".join(one_line(p) for p in paths) or "."
-    say_warning(f"no review rounds found under {where} (looked for "
-                "reviews/<step>/round-NN/ and reviews/tasks/task-NN/round-NN/)")
+    say_warning(voice.no_rounds(", ".join(one_line(p) for p in paths) or "."))
 
 
 # -- did you mean ----------------------------------------------------------------------

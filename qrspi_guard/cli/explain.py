@@ -22,6 +22,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
       qrspi-guard explain --list
     """
     from qrspi_guard.contract.causes import CATALOGUE, did_you_mean, markdown_table
+    from qrspi_guard.contract.codespans import plain
     from qrspi_guard.errors import UsageError
     from qrspi_guard.parse import jsondoc
     from qrspi_guard.records import asdict
@@ -35,7 +36,7 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         else:
             width = max(len(n) for n in CATALOGUE)
             for c in CATALOGUE.values():
-                click.echo(f"{c.name:<{width}}  {c.level:<7}  {c.meaning}")
+                click.echo(f"{c.name:<{width}}  {c.level:<7}  {plain(c.meaning)}")
         return
     entry = CATALOGUE.get(cause)
     if entry is None:
@@ -48,8 +49,8 @@ def explain(cause: str | None, list_all: bool, fmt: str) -> None:
         click.echo(f"### `{entry.name}` ({entry.level})\n\n{entry.meaning}\n\n{entry.fix}"
                    f"\n\n{off}")
     else:
-        click.echo(f"{entry.name} ({entry.level})\n\n{entry.meaning}\n\nFix: {entry.fix}"
-                   f"\n\n{off}")
+        click.echo(f"{entry.name} ({entry.level})\n\n{plain(entry.meaning)}\n\n"
+                   f"Fix: {plain(entry.fix)}\n\n{plain(off)}")
 
 
 def turn_off(name: str) -> str:

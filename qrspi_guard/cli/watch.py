@@ -127,7 +127,8 @@ def watch(ctx: click.Context, root: str, settle: float, rescan: float, polling: 
                       Options(settle=settle, rescan=rescan, fmt=fmt, events_file=events_file),
                       out=stdout.write if live is None else live.event,
                       err=live.note if live is not None and live.err_fd else _stderr_line,
-                      judge=judge, on_result=live.update if live is not None else None)
+                      judge=judge, on_result=live.update if live is not None else None,
+                      turn=live.turn if live is not None else None)
     if live is not None:
         live.alive = watcher.rounds.keys
     install_signal_handlers(watcher, live)

@@ -19,6 +19,7 @@ from qrspi_guard.engine.sides import SideFiles
 from qrspi_guard.parse.reader import ReadFailure, read_bytes
 from qrspi_guard.rules import bookkeeping
 from qrspi_guard.rules.config import config_from
+from qrspi_guard.rules.consequences import roots_only
 
 
 def config_path(artifact_dir: str | None, overrides: Overrides) -> str | None:
@@ -53,7 +54,9 @@ def read_config(artifact_dir: str | None, overrides: Overrides) -> RunConfig:
     path = config_path(artifact_dir, overrides)
     data = read_config_bytes(path)
     why = missing_reason(path) if data is None else ""
-    return config_from(path, artifact_dir, data, overrides, why=why)
+    cfg = config_from(path, artifact_dir, data, overrides, why=why)
+    cfg.diagnostics = roots_only(cfg.diagnostics)
+    return cfg
 
 
 class RunConfigs:
@@ -137,8 +140,8 @@ class RunConfigs:
     def _parse(self, path: str | None, artifact_dir: str | None, data: bytes | None,
                source: str, why: str = "") -> RunConfig:
         cfg = config_from(path, artifact_dir, data, self.overrides, source, why=why)
-        if self.keep is not None and cfg.diagnostics:
-            cfg.diagnostics = kept(cfg.diagnostics, self.keep)
+        if cfg.diagnostics:
+            cfg.diagnostics = roots_only(kept(cfg.diagnostics, self.keep))
         return cfg
 
     # -- one round at a time, kept across calls (watch, Judge.judge) ---------------------

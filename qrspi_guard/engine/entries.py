@@ -30,6 +30,7 @@ from qrspi_guard.parse import frontmatter as fm
 from qrspi_guard.parse.nofollow import open_round_dir
 from qrspi_guard.parse.reader import Entry, ReadFailure, list_round, read_bytes, read_listed_file
 from qrspi_guard.records import field, record
+from qrspi_guard.rules.consequences import roots_only
 from qrspi_guard.rules.facts import FileFacts, FileReport, Place
 from qrspi_guard.rules.fastjudge import fast_report
 from qrspi_guard.rules.filejudge import (
@@ -301,7 +302,7 @@ def file_scope(ref: RoundRef, ctx: Context | None = None,
         diags.extend(tag_rules(RoundFacts(ref.round_dir, ref.step, ref.round or 0, ref.is_task,
                                           [r.facts for r in files.reports], gen=files.gen,
                                           names=files.names)))
-    return kept(sort_diagnostics(diags), keep)
+    return roots_only(kept(sort_diagnostics(diags), keep))
 
 
 def _split_at_work(round_dir: str) -> bool:

@@ -25,6 +25,7 @@ from qrspi_guard.engine.entries import Context, EntryCache, RoundFiles, read_rou
 from qrspi_guard.engine.results import Keep, RoundResult, kept, sort_diagnostics
 from qrspi_guard.engine.roundinputs import read_inputs
 from qrspi_guard.records import replace
+from qrspi_guard.rules.consequences import roots_only
 from qrspi_guard.rules.facts import FileFacts
 from qrspi_guard.rules.inputs import Interpreted, interpret
 from qrspi_guard.rules.placement import off_route, round_from_findings, suffixed_dir
@@ -89,7 +90,7 @@ def assemble(ref: RoundRef, run: RunConfig, ctx: Context, files: RoundFiles,
     route = off_route(ref, run)
     if route is not None:
         diags.append(route)
-    result.diagnostics = kept(sort_diagnostics(diags), keep)
+    result.diagnostics = roots_only(kept(sort_diagnostics(diags), keep))
     if keep is not None and run.diagnostics:  # (check's RunConfigs filters them already)
         run_diags = kept(run.diagnostics, keep)
         if len(run_diags) != len(run.diagnostics):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from qrspi_guard.contract.codespans import plain
 from qrspi_guard.contract.schema import CHANGE_TYPES, SEVERITIES
 from qrspi_guard.hook.where import Target
 from qrspi_guard.textsafe import one_line
@@ -126,7 +127,7 @@ def _render_one(d: Diagnostic, ctx: _Context, entry: Cause) -> list[str]:
         out.append(f"    found:   {one_line(found, 200)}")
     if entry.allowed:
         out.append(f"    allowed: {entry.allowed}")
-    out.append(f"    fix:     {entry.fix}")
+    out.append(f"    fix:     {plain(entry.fix)}")
     example = entry.example.format_map(_Values(ctx, d)) if entry.example else ""
     if example:
         out.append(f"    example: {one_line(example, 200)}")

@@ -68,30 +68,68 @@ def _shown(path: str) -> str:
     return path if rel.startswith(os.pardir) else rel
 
 
+def annotation_counts(result: CheckResult, options: ReportOptions) -> dict[str, int]:
+    """How many annotations of each type (error, warning, notice) :func:`render` emits
+    for *result*, the notice that says what GitHub cuts not counted."""
+    counts = {kind: 0 for kind, _ in _TYPES}
+    for d in result.diagnostics:
+        if visible(d, options):
+            counts[_COMMAND[d.level]] += 1
+    return counts
+
+
+def cut_by_type(counts: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """(not shown, emitted) per type that GitHub's 10-per-type limit cuts, in the order
+    error, warning, notice; the notice that says so counts as a notice. The one
+    reckoning of the annotations and the step summary."""
+    counts = {**counts, "notice": counts.get("notice", 0) + 1}
+    totals = {kind: counts.get(kind, 0) for kind, _ in _TYPES}
+    if all(n <= ANNOTATION_LIMIT for n in totals.values()):
+        return {}
+    return {kind: (max(n - ANNOTATION_LIMIT, 0), n) for kind, n in totals.items()}
+
+
+def _n(count: int, kind: str) -> str:
+    return f"{count} {dict(_TYPES)[kind] if count != 1 else kind}"
+
+
 def cut_notice(counts: dict[str, int]) -> str | None:
     """The notice saying how many annotations of each type GitHub will not show (it is
     itself a notice, and counted as one), or None when nothing is cut."""
-    counts = {**counts, "notice": counts.get("notice", 0) + 1}
-    cut = {kind: max(counts.get(kind, 0) - ANNOTATION_LIMIT, 0) for kind, _ in _TYPES}
-    if not any(cut.values()):
+    cut = cut_by_type(counts)
+    if not cut:
         return None
-    parts = [f"{cut[kind]} {plural if cut[kind] != 1 else kind}" for kind, plural in _TYPES]
+    parts = [_n(gone, kind) for kind, (gone, _) in cut.items()]
     return (f"::notice title=qrspi-guard::GitHub shows only {ANNOTATION_LIMIT} annotations "
             f"of each type per step; not shown as annotations: {', '.join(parts)}. Every "
             "diagnostic is in the job log and the step summary")
 
 
+def cut_line(counts: dict[str, int]) -> str | None:
+    """The step summary's line saying what GitHub's limit kept from being annotated, for
+    every type it cut (None when it cut nothing)."""
+    cut = cut_by_type(counts)
+    parts = [f"{ANNOTATION_LIMIT} of {_n(total, kind)}" for kind, (gone, total) in cut.items()
+             if gone]
+    if not parts:
+        return None
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"GitHub annotated only {listed}; all are below."
+
+
+def full_list_place(full_list: str | None) -> str:
+    """Where, in this job, every diagnostic is: the step's log, and the file
+    ``--output`` wrote when there is one."""
+    return "this step's log" + (f" and {code(full_list)}" if full_list else "")
+
+
 def render(result: CheckResult, options: ReportOptions) -> str:
     lines = []
-    counts: dict[str, int] = {}
     locator = Locator(source_root())
     for d in result.diagnostics:
-        if not visible(d, options):
-            continue
-        kind = _COMMAND[d.level]
-        counts[kind] = counts.get(kind, 0) + 1
-        lines.append(command(d, locator))
-    notice = cut_notice(counts)
+        if visible(d, options):
+            lines.append(command(d, locator))
+    notice = cut_notice(annotation_counts(result, options))
     if notice is not None:
         lines.insert(0, notice)
     lines.append(summary(result))
@@ -104,24 +142,26 @@ def _md(s: str) -> str:
 
 
 def step_summary(result: CheckResult, limit: int = SUMMARY_LIMIT,
-                 full_list: str | None = None, overview: str = "") -> str:
+                 full_list: str | None = None, overview: str = "",
+                 options: ReportOptions | None = None) -> str:
     """A Markdown table of every diagnostic, for ``$GITHUB_STEP_SUMMARY``, at most
     *limit* bytes as UTF-8. Rows that do not fit are left out, and a last line says how
     many and where the full list is (the job log, and *full_list* when given).
-    *overview* (the run overview's sections, report.md) goes before the table."""
-    errors = result.count("error")
+    *overview* (the run overview's sections, report.md) goes before the table. When
+    GitHub's limit cut annotations of any type (as *options* emitted them), a line says
+    so."""
     head = ["## qrspi-guard", "", summary(result), ""]
     if overview:
         head += [overview.rstrip("\n"), "", "### Every diagnostic", ""]
-    if errors > ANNOTATION_LIMIT:
-        head += [f"GitHub annotated only {ANNOTATION_LIMIT} of {errors} errors; all are "
-                 "below.", ""]
+    cut = cut_line(annotation_counts(result, options or ReportOptions()))
+    if cut is not None:
+        head += [cut, ""]
     rows: list[str] = []
     if result.diagnostics:
         head += ["| level | cause | path | line | message |", "|---|---|---|---|---|"]
         rows = [f"| {d.level} | `{d.cause}` | {_md(d.path)} | {d.line or ''} | "
                 f"{_md(d.message)} |" for d in result.diagnostics]
-    where = "this step's log" + (f" and {code(full_list)}" if full_list else "")
+    where = full_list_place(full_list)
     size = sum(len(s.encode()) + 1 for s in head)
     # room for the closing line, whatever its numbers
     reserve = len(f"\n{len(rows)} more rows left out to stay under GitHub's 1 MiB step "

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from qrspi_guard import __version__
 from qrspi_guard.contract.causes import CATALOGUE, Cause
+from qrspi_guard.contract.codespans import plain
 from qrspi_guard.contract.diagnostics import Diagnostic
 from qrspi_guard.output import ReportOptions, visible
 from qrspi_guard.output.fingerprint import FINGERPRINT, fingerprint, source_root
@@ -57,7 +58,7 @@ def _help(c: Cause) -> dict[str, str]:
     off = (f"On by default. Turn it off with `qrspi-guard check --ignore {c.name}`, or "
            f"`ignore = [\"{c.name}\"]` under `[tool.qrspi-guard]` in pyproject.toml.")
     return {
-        "text": f"{c.meaning}\n\nFix: {c.fix}\n\n{off.replace('`', '')}",
+        "text": f"{plain(c.meaning)}\n\nFix: {plain(c.fix)}\n\n{plain(off)}",
         "markdown": f"**{c.name}** ({c.level})\n\n{c.meaning}\n\n**Fix:** {c.fix}\n\n{off}",
     }
 
@@ -85,8 +86,8 @@ def rules(home: str | None = None) -> list[dict[str, Any]]:
         rule: dict[str, Any] = {
             "id": c.name,
             "name": _pascal(c.name),
-            "shortDescription": {"text": _short(c.meaning)},
-            "fullDescription": {"text": c.meaning},
+            "shortDescription": {"text": _short(plain(c.meaning))},
+            "fullDescription": {"text": plain(c.meaning)},
             "help": _help(c),
         }
         if home:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -69,3 +70,16 @@ def write_status(result: RoundResult, now: datetime | None = None) -> str | None
     if path is not None:
         write_atomic(path, render(status_document(result, now)))
     return path
+
+
+def write_statuses(rounds: Iterable[RoundResult]) -> list[tuple[str, str]]:
+    """Every round's status file (``check --write-status``). A round whose file cannot
+    be written keeps its old one (and no temp file) and the others are still written;
+    returns (round directory, the OS's reason) for each that could not be."""
+    failed = []
+    for r in rounds:
+        try:
+            write_status(r)
+        except OSError as exc:
+            failed.append((r.ref.round_dir, str(exc.strerror or exc)))
+    return failed

@@ -14,6 +14,7 @@ import os
 from typing import Any
 from urllib.parse import quote
 
+from qrspi_guard.contract.codespans import spans
 from qrspi_guard.output.text import counts
 from qrspi_guard.overview.model import Overview, RoundView, StepView
 from qrspi_guard.textsafe import one_line
@@ -59,11 +60,25 @@ def chart(step: StepView) -> dict[str, Any]:
                                "title": f"round {r.round:02d}: {n} {what}"})
             width += 2 + BAR // 2
         bars.append({"x": x, "mid": x + width / 2, "label": f"{r.round:02d}",
+                     "title": f"round {r.round:02d}: {len(r.findings)} finding(s)"
+                              + (f", kept {r.kept}, dropped {r.dropped}" if r.verified else ""),
                      "total": len(r.findings), "stacks": stacks,
                      "ty": round(HEIGHT + 18.0 - len(r.findings) * scale - 3, 2)})
         x += width + GAP
-    return {"width": x + 10, "height": HEIGHT + 42, "bars": bars, "top": top,
-            "base": HEIGHT + 18}
+    return {"width": max(x + 10, 110), "height": HEIGHT + 56, "bars": bars, "top": top,
+            "base": HEIGHT + 18, "labels": HEIGHT + 34, "axis": HEIGHT + 52,
+            "caption": ", ".join(f"round {r.round:02d}: {len(r.findings)}"
+                                 for r in step.rounds)}
+
+
+def code_spans(text: str) -> Any:
+    """The catalogue's Markdown text (a fix, a meaning) as HTML: each code span a
+    ``<code>`` element, everything escaped (never Markdown source, never raw markup)."""
+    import markupsafe
+
+    return markupsafe.Markup("").join(
+        markupsafe.Markup("<code>{}</code>").format(piece) if is_code
+        else markupsafe.escape(piece) for piece, is_code in spans(text))
 
 
 _ENV: Any = None
@@ -81,6 +96,7 @@ def _env() -> Any:
         _ENV.filters["line"] = one_line  # a path or name from disk: one escaped line
         _ENV.filters["counted"] = plural  # `3 errors`, as every summary line says it
         _ENV.globals["counts"] = counts
+        _ENV.filters["code"] = code_spans  # the catalogue's text: its code spans as code
     return _ENV
 
 

@@ -3,9 +3,12 @@
 overview printed once on the normal screen.
 
 ``watch`` hands in each round's result as it publishes it (:meth:`LiveView.update`) and
-its lines (:meth:`event`, :meth:`note`); drawing is at most every :data:`FRAME` seconds
-(a later change is drawn by a timer), so a burst of changes costs one redraw. Each
-round's view is made once per result, so a redraw reads no file.
+its lines (:meth:`event`, :meth:`note`). What one turn of the watcher changes (a status
+change's event line and the round's new view) is drawn once, at the turn's end
+(:meth:`turn`): at once after an idle spell, so a change is on the screen as soon as
+its status file is written; drawing is at most every :data:`FRAME` seconds (a later
+change is drawn by a timer), so a burst of changes costs one redraw. Each round's view
+is made once per result, so a redraw reads no file.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 
 from qrspi_guard.contract.generations import Thresholds
 from qrspi_guard.engine.results import RoundResult
@@ -72,6 +76,8 @@ class LiveView:
         self._timer: threading.Timer | None = None
         self._started = False
         self._done = False
+        self._held = 0  #: turns under way: a change is drawn when the last one ends
+        self._pending = False
 
     # -- what watch hands in --------------------------------------------------------
     def update(self, result: RoundResult, quiet: float | None = None) -> None:
@@ -108,9 +114,28 @@ class LiveView:
         ov.warnings = sum(v.warnings for _, v in views)
         return ov
 
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """A turn of the watcher: what changes inside it is drawn once, when it ends."""
+        with self._lock:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held -= 1
+                pending = self._pending and not self._held
+                if pending:
+                    self._pending = False
+            if pending:
+                self.changed()
+
     def changed(self) -> None:
         with self._lock:
             if self._done or self.stopping:
+                return
+            if self._held:
+                self._pending = True
                 return
             wait = self._last + FRAME - self.clock()
             if wait <= 0:

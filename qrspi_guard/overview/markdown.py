@@ -59,14 +59,15 @@ def _current(run: RunView) -> Iterator[str]:
 
 
 def _convergence(run: RunView) -> Iterator[str]:
-    yield _row(["step", "findings per round", "kept", "dropped", "by change_type"])
-    yield _row(["---"] * 5)
+    yield _row(["step", "rounds", "findings", "kept", "dropped", "by change_type"])
+    yield _row(["---"] * 6)
     for s in run.steps:
         verified = any(r.verified for r in s.rounds)
         types = sorted({t for r in s.rounds for t in r.by_change_type()})
         split = ", ".join(code(t, cell=True) + " " + " ".join(
             str(r.by_change_type().get(t, 0)) for r in s.rounds) for t in types)
-        yield _row([code(s.name, cell=True), " ".join(map(str, s.series())),
+        yield _row([code(s.name, cell=True), " ".join(f"{r.round:02d}" for r in s.rounds),
+                    " ".join(map(str, s.series())),
                     " ".join(str(r.kept) for r in s.rounds) if verified else "",
                     " ".join(str(r.dropped) for r in s.rounds) if verified else "", split])
 
@@ -92,8 +93,10 @@ def sections(ov: Overview) -> Iterator[tuple[str, list[str]]]:
                                       *_convergence(run)]
 
 
-def render(ov: Overview, limit: int | None = None, heading: bool = True) -> str:
-    """The overview; at most *limit* bytes as UTF-8 when given."""
+def render(ov: Overview, limit: int | None = None, heading: bool = True,
+           full_list: str = "this step's log") -> str:
+    """The overview; at most *limit* bytes as UTF-8 when given (a last line then names
+    what was left out, and *full_list*: where in this job every diagnostic is)."""
     rounds = ov.rounds()
     halted = sum(1 for r in rounds if r.status == "halt")
     head = ["## qrspi-guard overview"] if heading else []
@@ -112,6 +115,6 @@ def render(ov: Overview, limit: int | None = None, heading: bool = True) -> str:
         size += n
     if left:
         parts = ", ".join(f"{n} × {what}" for what, n in left.items())
-        out += ["", f"Left out to stay under GitHub's 1 MiB step summary limit: {parts} "
-                "(`qrspi-guard status` shows them all)."]
+        out += ["", f"Left out to stay under GitHub's 1 MiB step summary limit: {parts}; "
+                f"every diagnostic is in {full_list}."]
     return "\n".join(out) + "\n"

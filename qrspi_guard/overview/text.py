@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from qrspi_guard.contract.codespans import plain
 from qrspi_guard.output.text import counts
-from qrspi_guard.overview.model import HaltView, Overview, ReviewerView, RoundView, RunView
+from qrspi_guard.overview.model import (
+    HaltView,
+    Overview,
+    ReviewerView,
+    RoundView,
+    RunView,
+    StepView,
+)
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
 from qrspi_guard.voice import plural
@@ -127,24 +135,38 @@ def halt_lines(halts: Sequence[HaltView], style: Style, quiet: dict[str, float])
                    f"{style.paint(h.cause, 'bold')} {where}{note}")
         out.append(f"    {h.message}")
         if h.fix:
-            out.append(f"    fix: {h.fix}")
+            out.append(f"    fix: {plain(h.fix)}")
     return out
 
 
+def series(s: StepView) -> list[tuple[str, list[int]]]:
+    """A step's convergence series, each named: the findings per round, the verifier's
+    kept and dropped (where it ran), and the findings per change_type."""
+    rows = [("findings", s.series())]
+    if any(r.verified for r in s.rounds):
+        rows += [("kept", [r.kept for r in s.rounds]),
+                 ("dropped", [r.dropped for r in s.rounds])]
+    if sum(s.series()):
+        types = sorted({t for r in s.rounds for t in r.by_change_type()})
+        rows += [(one_line(t), [r.by_change_type().get(t, 0) for r in s.rounds])
+                 for t in types]
+    return rows
+
+
 def convergence(run: RunView) -> list[str]:
+    """Per step, a header line naming its rounds, then each series under it, one
+    number per round in the round's column: no number is left to guess."""
     width = max((len(one_line(s.name)) for s in run.steps), default=0)
     out = []
     for s in run.steps:
-        line = f"{one_line(s.name).ljust(width)}  " + " ".join(str(n) for n in s.series())
-        if any(r.verified for r in s.rounds):
-            line += ("   kept " + " ".join(str(r.kept) for r in s.rounds)
-                     + "  dropped " + " ".join(str(r.dropped) for r in s.rounds))
-        types = sorted({t for r in s.rounds for t in r.by_change_type()})
-        if types and sum(s.series()):
-            line += "   (" + ", ".join(
-                f"{t} " + " ".join(str(r.by_change_type().get(t, 0)) for r in s.rounds)
-                for t in types) + ")"
-        out.append(line)
+        rows = series(s)
+        label = max(len("round"), *(len(name) for name, _ in rows))
+        heads = [f"{r.round:02d}" for r in s.rounds]
+        cell = max(len(x) for x in heads + [str(n) for _, ns in rows for n in ns])
+        out.append(f"{one_line(s.name).ljust(width)}  {'round'.ljust(label)}  "
+                   + " ".join(h.rjust(cell) for h in heads))
+        out += [f"{''.ljust(width)}  {name.ljust(label)}  "
+                + " ".join(str(n).rjust(cell) for n in ns) for name, ns in rows]
     return out
 
 
@@ -160,7 +182,8 @@ def render(ov: Overview, style: Style, events: Sequence[str] = ()) -> str:
         out += ["", style.paint(f"run {one_line(run.path)}", "bold")]
         out += grid(run, style)
         out += ["", "current round of each step:"] + ["  " + x for x in current(run, style)]
-        out += ["", "convergence (findings per round):"] + ["  " + x for x in convergence(run)]
+        out += ["", "convergence (per step, each series by round):"] + [
+            "  " + x for x in convergence(run)]
     halts = ov.halts()
     if halts:
         out += ["", f"halts ({len(halts)}):"] + ["  " + x for x in halt_lines(halts, style, quiet)]

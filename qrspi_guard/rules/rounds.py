@@ -93,16 +93,7 @@ def tag_rules(rf: RoundFacts) -> list[Diagnostic]:
         files = by_tag[tag]
         findings = [f for f in files if f.kind is Kind.FINDING]
         cleans = [f for f in files if f.kind in CLEAN_KINDS]
-        seen: dict[str, str] = {}
-        for f in sorted(findings, key=lambda f: f.name):
-            if f.finding_id is None:
-                continue
-            if f.finding_id in seen:
-                out.append(d("duplicate_finding_id", f"finding_id {f.finding_id} is also used "
-                             f"by {seen[f.finding_id]}", file=f.name, path=_in(rf, f.name),
-                             field="finding_id", tag=tag))
-            else:
-                seen[f.finding_id] = f.name
+        out.extend(_duplicates(rf, tag, findings, d))
         if findings and cleans:
             out.append(d("clean_and_findings_coexist", f"{tag} has both {cleans[0].name} and "
                          f"{len(findings)} finding file(s): stale output of an earlier attempt",
@@ -127,6 +118,36 @@ def tag_rules(rf: RoundFacts) -> list[Diagnostic]:
         out.append(d("verify_failed", f"Verifier returned VERIFY_FAILED for {len(failed)} "
                      "findings", path=rf.path, file=failed[0].name))
     return out
+
+
+def _duplicates(rf: RoundFacts, tag: str, findings: list[FileFacts],
+                d: Any) -> list[Diagnostic]:
+    """`duplicate_finding_id` on each file that repeats an id another file of the tag
+    holds. The id belongs to the first file (in name order) whose name's F number is
+    the id's, else to the first file; every other file with it repeats it (and a
+    repeat's `fnum_mismatch` says nothing more: one defect)."""
+    by_id: dict[str, list[FileFacts]] = defaultdict(list)
+    for f in sorted(findings, key=lambda f: f.name):
+        if f.finding_id is not None:
+            by_id[f.finding_id].append(f)
+    out = []
+    for fid, files in by_id.items():
+        if len(files) < 2:
+            continue
+        named = [f for f in files if f.fnum is not None and _id_fnum(fid) == f.fnum]
+        keeper = named[0] if named else files[0]  # the file the id belongs to
+        repeats = [f for f in files if f is not keeper]
+        for f in repeats:
+            out.append(d("duplicate_finding_id", f"finding_id {fid} is also used by "
+                         f"{keeper.name}", file=f.name, path=_in(rf, f.name),
+                         field="finding_id", tag=tag))
+    return out
+
+
+def _id_fnum(finding_id: str) -> int | None:
+    """The F number of a finding_id ``R<n>-F<NN>`` (None when it has none)."""
+    head, sep, tail = finding_id.rpartition("-F")
+    return int(tail) if sep and tail.isdigit() and len(tail) <= 9 else None
 
 
 def _gap(nums: list[int]) -> str:

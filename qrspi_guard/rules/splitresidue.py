@@ -30,4 +30,5 @@ def residue_diagnostics(round_dir: str, names: Iterable[str], step: str | None =
     return [diag("split_incomplete",
                  f"a qrspi-guard split{whose} did not finish: {len(residue)} hidden file(s) "
                  f"such as {residue[0]}; {then}: run qrspi-guard split into this round "
-                 "again (any tag)", path=round_dir, step=step, round=round)]
+                 "again (any tag)", path=round_dir, step=step, round=round,
+                 tag=tags[0] if len(tags) == 1 and tags[0] != "?" else None)]

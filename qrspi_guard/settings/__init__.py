@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.settings.selection import apply_selection as apply_selection
     from qrspi_guard.settings.selection import enabled_causes as enabled_causes
     from qrspi_guard.settings.selection import parse_names as parse_names
-    from qrspi_guard.settings.selection import statistics as statistics
 
 #: public name -> the submodule defining it
 _EXPORTS: dict[str, str] = {
@@ -49,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     "ALL": "selection", "DEFAULT": "selection", "Layer": "selection",
     "PerFileIgnore": "selection", "Selection": "selection", "UnknownCause": "selection",
     "apply_selection": "selection", "enabled_causes": "selection",
-    "parse_names": "selection", "statistics": "selection",
+    "parse_names": "selection",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -8,7 +8,7 @@ only, ``github`` when ``GITHUB_ACTIONS=true``; the default. No click here.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qrspi_guard.parse import jsondoc
@@ -192,3 +192,19 @@ def resolve(cli: CommandLine | None = None, env: Mapping[str, str] | None = None
                             cfg.directory if cfg is not None and cli.settings_file is None
                             else cli.workdir)
     return s
+
+
+def show_groups(groups: Sequence[tuple[Settings, Sequence[str]]], as_json: bool) -> str:
+    """``check --show-settings``: the settings each group of PATHs is judged under,
+    naming the file actually read (one block per configuration when PATHs fall under
+    several: headed by its PATHs, or in JSON a list, each with its ``paths``)."""
+    if len(groups) == 1:
+        return groups[0][0].show(as_json=as_json)
+    if as_json:
+        return jsondoc.dumps([{"paths": list(paths), **settings.as_dict()}
+                              for settings, paths in groups], indent=2,
+                             ensure_ascii=True) + "\n"
+    from qrspi_guard.textsafe import one_line
+
+    return "\n".join(f"# {', '.join(one_line(p) for p in paths)}\n{settings.show()}"
+                     for settings, paths in groups)

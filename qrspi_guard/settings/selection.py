@@ -253,10 +253,3 @@ def apply_selection(result: CheckResult | RoundResult | Sequence[Diagnostic],
         return result if selection.everything else _round(result, selection, {})
     return list(result) if selection.everything else selection.filter(result)
 
-
-def statistics(diags: Iterable[Diagnostic]) -> list[tuple[str, str, int]]:
-    """(cause, level, count) per cause, most frequent first, then by name."""
-    counts: dict[tuple[str, str], int] = {}
-    for d in diags:
-        counts[(d.cause, d.level)] = counts.get((d.cause, d.level), 0) + 1
-    return sorted(((c, lv, n) for (c, lv), n in counts.items()), key=lambda t: (-t[2], t[0]))

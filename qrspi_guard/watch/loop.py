@@ -5,9 +5,8 @@ cached verdict per settled file (:class:`~.judge.RoundJudge`), and rewrites a ro
 status file only when its content (apart from ``checked_at``) changes
 (:mod:`.publish` writes it, and retries a failed write until it succeeds).
 
-Stopping: SIGINT and SIGTERM stop the loop with exit 0 wherever it is, at start-up too
-(a scan blocked on a file that never answers is interrupted), except inside a status
-or events write, which is finished first (:meth:`Watcher.critical`).
+Stopping: SIGINT and SIGTERM stop the loop with exit 0 wherever it is, at start-up too (a
+blocked scan is interrupted), but a status or events write is finished first.
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from qrspi_guard.judge import Judge
 from qrspi_guard.output.status import without_timestamp, write_atomic
 from qrspi_guard.settings.selection import DEFAULT, Selection
 from qrspi_guard.textsafe import one_line
-from qrspi_guard.voice import plural
 from qrspi_guard.watch.configs import WatchedConfigs, run_key
 from qrspi_guard.watch.events import EventKind, EventSource, FsEvent
 from qrspi_guard.watch.judge import RoundJudge, ignored
@@ -66,11 +64,9 @@ class RootGone(Exception):
 
 
 class Stopped(BaseException):
-    """SIGINT or SIGTERM arrived: unwind to :meth:`Watcher.run` and exit 0.
-
-    A BaseException, so no ``except Exception`` on the way swallows it; raised from the
-    signal handler, it also interrupts a system call that would otherwise be retried
-    (an ``open`` blocked on a FIFO named config.md, say)."""
+    """SIGINT or SIGTERM arrived: unwind to :meth:`Watcher.run`, exit 0. A BaseException
+    no ``except Exception`` swallows; raised from the signal handler, it also interrupts a
+    system call that would be retried (an ``open`` blocked on a FIFO named config.md)."""
 
 
 class Watcher:
@@ -86,8 +82,10 @@ class Watcher:
                  peek: Callable[[str], bool] = peek_frontmatter_closed,
                  write: Callable[[str, bytes], None] = write_atomic,
                  selection: Selection = DEFAULT, judge: Judge | None = None,
-                 on_result: Callable[[RoundResult, float | None], None] | None = None) -> None:
+                 on_result: Callable[[RoundResult, float | None], None] | None = None,
+                 turn: Callable[[], Any] | None = None) -> None:
         self.on_result = on_result
+        self.turn = turn or contextlib.nullcontext  #: wraps each turn (the live view's)
         self.root = os.path.abspath(root)
         self.display_root = root
         #: the one judge every round is judged by (the settings found from ROOT)
@@ -166,47 +164,50 @@ class Watcher:
             if self.events is not None:
                 self.events.close()
         if code == 0:
-            self.err(voice.line("watch", f"stopped ({plural(self.files_judged(), 'file')} judged, "
-                                   f"{plural(self.status_writes, 'status write')})"))
+            self._say(f"stopped ({voice.plural(self.files_judged(), 'file')} judged, "
+                      f"{voice.plural(self.status_writes, 'status write')})")
         return code
 
+    def _say(self, what: str) -> None:
+        self.err(voice.line("watch", what))
+
+    def _fail(self, what: str) -> int:
+        self.err(voice.error_line("watch", what))
+        return 2
+
     def _run(self) -> int:
+        shown = one_line(self.display_root)
         if not os.path.isdir(self.root):
             why = "not a directory" if os.path.lexists(self.root) else "path not found"
-            self.err(voice.error_line("watch", f"{why}: {one_line(self.display_root)}"))
-            return 2
+            return self._fail(f"{why}: {shown}")
         if self.events is not None:
             try:
                 self.events.open()
             except OSError as exc:
-                self.err(voice.error_line("watch", f"cannot open {one_line(self.opt.events_file)}: "
-                                    f"{exc.strerror or exc}"))
-                return 2
+                return self._fail(f"cannot open {one_line(self.opt.events_file)}: "
+                                  f"{exc.strerror or exc}")
         try:
             self.source.start()
         except OSError as exc:
-            self.err(voice.error_line("watch", f"cannot watch {one_line(self.display_root)}: "
-                                f"{exc.strerror or exc}"))
-            return 2
+            return self._fail(f"cannot watch {shown}: {exc.strerror or exc}")
         try:
             if self.source.note:
-                self.err(voice.line("watch", self.source.note))
-            self.err(voice.line("watch", f"scanning {one_line(self.display_root)}"))
+                self._say(self.source.note)
+            self._say(f"scanning {shown}")
             self.discover()
             self.tick()
-            self.err(voice.line("watch", f"watching {one_line(self.display_root)} "
-                          f"({self.source.mode}), {plural(len(self.rounds), 'round')}"))
+            self._say(f"watching {shown} ({self.source.mode}), "
+                      f"{voice.plural(len(self.rounds), 'round')}")
             while not self._stop.is_set():
                 events = self.source.get(self._timeout())
                 if any(e.kind is EventKind.STOP for e in events):
                     break
-                self.apply(events)
-                self.tick()
+                with self.turn():  # what a turn changes is drawn once, at its end
+                    self.apply(events)
+                    self.tick()
             return 0
         except RootGone:
-            self.err(voice.error_line("watch", f"{one_line(self.display_root)} was deleted; "
-                                "stopping"))
-            return 2
+            return self._fail(f"{shown} was deleted; stopping")
 
     def _timeout(self) -> float | None:
         """How long to wait for events: until the policy's next deadline, or the next
@@ -263,9 +264,8 @@ class Watcher:
             t.out.last_core = without_timestamp(previous)
         if self.registry.add(key, t):
             for name in sweep_stale_temps(t.step_key, self.wall()):
-                self.err(voice.line("watch", f"removed {one_line(name)} in "
-                              f"{one_line(ref.step_dir)}, a temp file left by an "
-                              "interrupted status write"))
+                self._say(f"removed {one_line(name)} in {one_line(ref.step_dir)}, a temp "
+                          "file left by an interrupted status write")
         names = t.judge.listing() or []
         newest = mtime_or_zero(key)
         for name in names:
@@ -291,7 +291,7 @@ class Watcher:
             kind = e.kind
             if kind in (EventKind.LOSS, EventKind.MODE):
                 if kind is EventKind.MODE:  # fell back to polling: say so, then reconcile
-                    self.err(voice.line("watch", one_line(e.detail)))
+                    self._say(one_line(e.detail))
                     policy.now_polling(getattr(self.source, "poll_interval", 0.5))
                 policy.loss()
                 self.ctx.sides.forget()
