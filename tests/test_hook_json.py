@@ -151,10 +151,12 @@ def test_json_mode_fail_closed_without_a_payload_blocks_by_exit_2() -> None:
     assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-def test_a_bad_output_format_is_an_own_failure_that_never_blocks(rnd: Path) -> None:
+def test_a_bad_output_format_leaves_the_exit_2_form_guarding(rnd: Path) -> None:
     code, out, err = hook(write("PreToolUse", "Write", rnd / NAME, BAD), "--output-format",
                           "yaml")
-    assert (code, out) == (0, "") and "bad command line" in err and err.count("\n") == 1
+    assert (code, out) == (2, "") and "severity_out_of_enum" in err
+    assert err.startswith("qrspi-guard hook: cannot use its command line (invalid value for "
+                          "--output-format: 'yaml'")
 
 
 def test_a_json_block_that_stdout_cannot_take_falls_back_to_exit_2(rnd: Path) -> None:
