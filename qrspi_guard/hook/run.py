@@ -107,8 +107,23 @@ def parse(argv: list[str]) -> tuple[Options, str | None]:
     return opts, problem
 
 
+#: the plugin's launcher (integrations/) sets this to its own version; a guard of another
+#: version exits with :data:`NOT_THIS_VERSION` before it reads stdin, and the launcher
+#: looks further (versions must match: a plugin never runs another guard unawares)
+LAUNCHER_VERSION = "QRSPI_GUARD_PLUGIN_VERSION"
+NOT_THIS_VERSION = 86
+
+
 def main(argv: list[str]) -> NoReturn:
     """Run the hook on stdin with *argv* (the words after ``hook``) and exit."""
+    import os
+
+    wanted = os.environ.get(LAUNCHER_VERSION)
+    if wanted is not None:
+        from qrspi_guard import __version__
+
+        if wanted != __version__:
+            sys.exit(NOT_THIS_VERSION)
     opts, problem = parse(argv)
     execute(opts, None if problem is None else f"its command line ({problem})")
 
