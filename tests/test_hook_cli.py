@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +191,7 @@ def test_missing_tool_input_exits_0_with_one_line(run: Path) -> None:
                                   ["--event"]])
 def test_bad_options_never_block_a_valid_write_and_say_so(run: Path, args: list[str]) -> None:
     call = write_call(rnd(run) / NAME, finding(), run)
-    call["session_id"] = f"bad-options-{args}"
+    call["session_id"] = f"bad-options-{uuid.uuid4()}"  # told once a session: a new one
     r = hook(call, *args)
     assert (r.returncode, r.stderr) == (0, "")
     told = json.loads(r.stdout)["systemMessage"]
