@@ -30,9 +30,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.agentmodel import ScriptedModel, Step  # noqa: E402
+from tests.agentmodel import Step  # noqa: E402
 from tests.npmtools import binary  # noqa: E402
-from tests.runtimes import RUN_TIMEOUT, Claude, Gemini  # noqa: E402
+from tests.runtimes import Claude, Gemini, drive  # noqa: E402
 
 GUARD_BIN = str(Path(sys.executable).parent)
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -60,25 +60,20 @@ def script(rt: Claude | Gemini, project: Path, calls: int) -> list[Step]:
 
 def claude_times(rt: Claude, project: Path, steps: list[Step]) -> list[tuple[str, int]]:
     log = project.parent / "claude-debug.log"
-    with ScriptedModel(steps, max_requests=4 * len(steps) + 20) as model:
-        env = rt.env({"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-scripted"})
-        subprocess.run([str(rt.cli), "-p", "Write the review findings.", "--output-format",
-                        "stream-json", "--verbose", "--permission-mode", "bypassPermissions",
-                        "--debug-file", str(log)], cwd=project, env=env, capture_output=True,
-                       timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL, check=False)
+    drive(rt.cli, ["--verbose", "--permission-mode", "bypassPermissions", "--debug-file",
+                   str(log)], project, steps,
+          lambda url: rt.env({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-scripted"}),
+          max_requests=4 * len(steps) + 20)
     text = log.read_text(errors="replace") if log.exists() else ""
     return [(m.group(1), int(m.group(2))) for m in CLAUDE_LINE.finditer(text)
             if "qrspi-guard" in m.group(0)]
 
 
 def gemini_times(rt: Gemini, project: Path, steps: list[Step]) -> list[tuple[str, int]]:
-    with ScriptedModel(steps, max_requests=4 * len(steps) + 20) as model:
-        env = rt.env({"GOOGLE_GEMINI_BASE_URL": model.url})
-        proc = subprocess.run([str(rt.cli), "-p", "Write the review findings.", "--output-format",
-                               "stream-json", "--yolo", "--skip-trust", "--debug"], cwd=project,
-                              env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT,
-                              stdin=subprocess.DEVNULL, check=False)
-    return [(m.group(1), int(m.group(2))) for m in GEMINI_LINE.finditer(proc.stdout + proc.stderr)]
+    out = drive(rt.cli, ["--yolo", "--skip-trust", "--debug"], project, steps,
+                lambda url: rt.env({"GOOGLE_GEMINI_BASE_URL": url}),
+                max_requests=4 * len(steps) + 20)
+    return [(m.group(1), int(m.group(2))) for m in GEMINI_LINE.finditer(out.stdout + out.stderr)]
 
 
 def row(label: str, times: list[tuple[str, int]]) -> None:

@@ -46,6 +46,22 @@ class Outcome:
         return any(text in json.dumps(b, ensure_ascii=False) for b in self.bodies)
 
 
+def drive(cli: Path, args: list[str], project: Path, script: list[Step],
+          env_for: Any, max_requests: int = 60) -> Outcome:
+    """Run ``cli -p ... args`` in *project* against a scripted model playing *script*;
+    *env_for* gives the environment for the model's base URL."""
+    with ScriptedModel(script, max_requests=max_requests) as model:
+        start = time.monotonic()
+        proc = subprocess.run([str(cli), "-p", "Write the review findings.",
+                               "--output-format", "stream-json", *args],
+                              cwd=project, env=env_for(model.url), text=True,
+                              capture_output=True, timeout=RUN_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+        took = time.monotonic() - start
+    return Outcome(proc.returncode, model.results, proc.stdout, proc.stderr, took,
+                   model.bodies)
+
+
 def _base_env(home: Path, path: str) -> dict[str, str]:
     keep = ("LANG", "LC_ALL", "TERM", "TMPDIR", "XDG_CACHE_HOME")
     env = {k: v for k, v in os.environ.items() if k in keep}
@@ -87,18 +103,10 @@ class Claude:
 
     def run(self, project: Path, script: list[Step], extra_env: dict[str, str] | None = None
             ) -> Outcome:
-        with ScriptedModel(script) as model:
-            env = self.env({"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-scripted",
-                            **(extra_env or {})})
-            start = time.monotonic()
-            proc = subprocess.run(
-                [str(self.cli), "-p", "Write the review findings.", "--output-format",
-                 "stream-json", "--verbose", "--permission-mode", "bypassPermissions"],
-                cwd=project, env=env, text=True, capture_output=True, timeout=RUN_TIMEOUT,
-                stdin=subprocess.DEVNULL)
-            took = time.monotonic() - start
-        return Outcome(proc.returncode, model.results, proc.stdout, proc.stderr, took,
-                       model.bodies)
+        return drive(self.cli, ["--verbose", "--permission-mode", "bypassPermissions"],
+                     project, script, lambda url: self.env({
+                         "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-scripted",
+                         **(extra_env or {})}))
 
     @staticmethod
     def user_notices(outcome: Outcome) -> list[str]:
@@ -151,17 +159,9 @@ class Gemini:
 
     def run(self, project: Path, script: list[Step], extra_env: dict[str, str] | None = None,
             skip_trust: bool = False) -> Outcome:
-        with ScriptedModel(script) as model:
-            env = self.env({"GOOGLE_GEMINI_BASE_URL": model.url, **(extra_env or {})})
-            start = time.monotonic()
-            proc = subprocess.run(
-                [str(self.cli), "-p", "Write the review findings.", "--output-format",
-                 "stream-json", "--yolo", *(["--skip-trust"] if skip_trust else [])],
-                cwd=project, env=env, text=True, capture_output=True, timeout=RUN_TIMEOUT,
-                stdin=subprocess.DEVNULL)
-            took = time.monotonic() - start
-        return Outcome(proc.returncode, model.results, proc.stdout, proc.stderr, took,
-                       model.bodies)
+        return drive(self.cli, ["--yolo", *(["--skip-trust"] if skip_trust else [])],
+                     project, script, lambda url: self.env({
+                         "GOOGLE_GEMINI_BASE_URL": url, **(extra_env or {})}))
 
     @staticmethod
     def user_notices(outcome: Outcome) -> list[str]:

@@ -21,21 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support import run_cli, run_main
-
-GOOD = """---
-finding_id: R3-F01
-severity: high
-change_type: correctness
-referenced_files: [design.md:L10-L20]
-artifact: design
-round: 3
-reviewer: quality-claude
----
-
-The design drops the retry path; restore it.
-"""
-BAD = GOOD.replace("severity: high", "severity: urgent")
-NAME = "quality-claude.finding-F01.md"
+from tests.test_hook_json import BAD, GOOD, NAME  # a finding, its malformed twin, its name
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ it in ``{"systemMessage": ...}`` on stdout, a JSON block carries it as its
 ``systemMessage``, and every refusal's reason starts with it.
 
 Once: a marker file per (runtime, session, notice) in a private directory under the
-temporary directory (``qrspi-guard-told-<uid>``, mode 0700, ours; markers over a day
-old are removed). Where no marker can be made, the hook tells every time: better
+temporary directory (``qrspi-guard-told-<uid>``, :mod:`qrspi_guard.hook.private`;
+markers over a day old are removed). Where no marker can be made, the hook tells every time: better
 repeated than silent.
 """
 
@@ -29,8 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: a marker older than this is removed (a session that long is told again)
 STALE_SECONDS = 86400
-#: at most this many old markers are looked at per call
-PRUNE_BATCH = 64
 
 
 def notice(problem: str) -> str:
@@ -39,21 +37,6 @@ def notice(problem: str) -> str:
 
     return (f"qrspi-guard hook: cannot use {one_line(problem, 300)}; guarding with the "
             "defaults until the hook's command in the runtime's settings is fixed")
-
-
-def _directory() -> str:
-    import tempfile
-
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(tempfile.gettempdir(), f"qrspi-guard-told-{uid}")
-
-
-def _private(directory: str) -> bool:
-    import stat
-
-    st = os.lstat(directory)
-    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
 
 
 def first_time(payload: dict[str, Any] | None, runtime: str | None, what: str) -> bool:
@@ -69,12 +52,13 @@ def first_time(payload: dict[str, Any] | None, runtime: str | None, what: str) -
                 break
     key = "\0".join((runtime or "", session, what))
     name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-    directory = _directory()
+    from qrspi_guard.hook.private import private_dir, prune
+
+    directory = private_dir("told")
+    if directory is None:
+        return True
+    prune(directory, STALE_SECONDS)
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not _private(directory):
-            return True
-        _prune(directory)
         fd = os.open(os.path.join(directory, name),
                      os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         os.close(fd)
@@ -83,24 +67,6 @@ def first_time(payload: dict[str, Any] | None, runtime: str | None, what: str) -
     except OSError:
         return True
     return True
-
-
-def _prune(directory: str) -> None:
-    import time
-
-    cutoff = time.time() - STALE_SECONDS
-    try:
-        with os.scandir(directory) as it:
-            for i, entry in enumerate(it):
-                if i >= PRUNE_BATCH:
-                    break
-                try:
-                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                        os.unlink(entry.path)
-                except OSError:
-                    continue
-    except OSError:
-        pass
 
 
 def told(result: Answer, problem: str, tell: bool) -> Answer:
