@@ -341,3 +341,23 @@ def test_presence_reads_each_runtimes_records(tmp_path: Path) -> None:
     assert not presence("gemini", str(home), {"GEMINI_CLI_HOME": str(other)}).installed
     with pytest.raises(ValueError):
         presence("codex", str(home), {})
+
+
+def test_guard_found_asks_the_launcher_with_what_the_runtime_would_give_it(
+        tmp_path: Path) -> None:
+    from qrspi_guard.hook.integrations import guard_found
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    bare = {"PATH": "/usr/bin:/bin"}
+    prog, why = guard_found("claude", str(home), bare)
+    assert prog is None and why == f"qrspi-guard {VERSION} cannot be run (no qrspi-guard on PATH)"
+    assert guard_found("gemini", str(home), {"PATH": f"{GUARD_BIN}:/usr/bin:/bin"}) == (
+        f"{GUARD_BIN}/qrspi-guard", "")
+    fake = fake_guard(tmp_path / "configured", code=0)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"pluginConfigs": {
+        "qrspi-guard@qrspi-guard": {"options": {"guard": str(fake)}}}}))
+    assert guard_found("claude", str(home), bare) == (str(fake), "")
+    old = fake_guard(tmp_path / "old", version="0.0.1")
+    prog, why = guard_found("gemini", str(home), {**bare, "QRSPI_GUARD": str(old)})
+    assert prog is None and f"{old} is qrspi-guard 0.0.1, not {VERSION}" in why

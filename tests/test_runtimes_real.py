@@ -123,10 +123,13 @@ def test_claude_code_plugin_installed_offline_guards_the_same(clis: dict[str, Pa
     rt.install_plugin(ROOT, p, f"guard={GUARD_BIN}/qrspi-guard")
     assert not (p / ".claude").exists()
     assert_guarded(rt.run(p, reviewer(rt, p)), p)
-    from qrspi_guard.hook.integrations import presence
+    from qrspi_guard.hook.integrations import guard_found, presence
 
     got = presence("claude", str(rt.home), {}, str(p))
     assert (got.installed, got.version, got.enabled) == (True, VERSION, True)
+    # what doctor asks: the guard the installed plugin finds, with its configured option
+    assert guard_found("claude", str(rt.home), {"PATH": BASE_PATH}, str(p)) == (
+        f"{GUARD_BIN}/qrspi-guard", "")
 
 
 def missing_guard_script(rt: Claude | Gemini, p: Path) -> list[Step]:

@@ -15,6 +15,10 @@ Whether a runtime has them is read from the runtime's own records, never by runn
   sets it to false under ``enabledPlugins``;
 - Gemini CLI: ``extensions/qrspi-guard/gemini-extension.json`` under
   ``$GEMINI_CLI_HOME/.gemini`` (else ``~/.gemini``).
+
+Which guard they would run, :func:`guard_found` asks the launcher itself
+(``qrspi-guard-hook --which RUNTIME``), with what the runtime would give it: the plugin's
+``guard`` option from Claude Code's settings, the environment for ``$QRSPI_GUARD``.
 """
 
 from __future__ import annotations
@@ -113,6 +117,55 @@ def _gemini(env: Mapping[str, str], home: str) -> Presence:
         return Presence("gemini", False)
     version = doc.get("version")
     return Presence("gemini", True, version if isinstance(version, str) else None, where, True)
+
+
+def _claude_option(env: Mapping[str, str], home: str, project: str | None) -> str | None:
+    """The plugin's ``guard`` option, as Claude Code would give it to the hook."""
+    paths = [os.path.join(_claude_home(env, home), "settings.json")]
+    if project is not None:
+        paths += [os.path.join(project, ".claude", n) for n in ("settings.json",
+                                                                "settings.local.json")]
+    found = None
+    for path in paths:  # later files win
+        doc = _read(path)
+        configs = doc.get("pluginConfigs") if isinstance(doc, dict) else None
+        for key, value in (configs.items() if isinstance(configs, dict) else ()):
+            options = value.get("options") if isinstance(value, dict) else None
+            guard = options.get("guard") if isinstance(options, dict) else None
+            if key.split("@", 1)[0] == NAME and isinstance(guard, str):
+                found = guard
+    return found
+
+
+def guard_found(runtime: str, home: str | None = None, env: Mapping[str, str] | None = None,
+                project: str | None = None) -> tuple[str | None, str]:
+    """The guard the plugin's (``claude``) or the extension's (``gemini``) launcher would
+    run: (its command, "") or (None, why none). The launcher is the runtime's installed
+    copy, else this clone's; None and why when there is neither."""
+    import subprocess
+
+    env = dict(os.environ if env is None else env)
+    home = os.path.expanduser("~") if home is None else home
+    env["HOME"] = home
+    got = presence(runtime, home, env, project)
+    where = [os.path.join(got.where, LAUNCHER)] if got.where else []
+    clone = source(runtime)
+    where += [os.path.join(clone, LAUNCHER)] if clone else []
+    launcher = next((p for p in where if os.path.isfile(p)), None)
+    if launcher is None:
+        return None, "the launcher is not installed, and this is no clone of qrspi-guard"
+    if runtime == "claude":
+        option = _claude_option(env, home, project)
+        if option:
+            env["CLAUDE_PLUGIN_OPTION_GUARD"] = option
+    try:
+        proc = subprocess.run(["sh", launcher, "--which", runtime], env=env, text=True,
+                              capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"the launcher could not run: {exc}"
+    if proc.returncode == 0 and proc.stdout.strip():
+        return proc.stdout.strip(), ""
+    return None, proc.stderr.strip() or f"the launcher failed (exit {proc.returncode})"
 
 
 def presence(runtime: str, home: str | None = None, env: Mapping[str, str] | None = None,
