@@ -193,6 +193,7 @@ def test_install_warns_when_the_runtimes_settings_switch_a_hook_off(tmp_path: Pa
     path = tmp_path / ".gemini" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"hooks": {"disabled": ["qrspi-guard-pre", "other", 3]}}))
+    path.with_name("trustedFolders.json").write_text(json.dumps({str(tmp_path): "TRUST_FOLDER"}))
     proc = run_main("hook", "install", "--runtime", "gemini", cwd=tmp_path,
                     env={"HOME": str(tmp_path)})
     assert proc.returncode == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.contract.codespans import plain
 from qrspi_guard.output.sarif import project_home
+from tests.npmtools import binary
 from tests.support import FIXTURES, Run, run_main
 
 
@@ -146,31 +146,19 @@ def test_quiet_leaves_warnings_out_of_sarif_too(run: Run) -> None:
     assert results(sarif_of("--quiet", ".", cwd=run.root)) == []
 
 
-def _multitool(cache: Path) -> Path | None:
-    npm = shutil.which("npm")
-    if npm is None:
-        return None
-    tool = cache / "node_modules" / "@microsoft" / "sarif-multitool-linux" / "Sarif.Multitool"
-    if not tool.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        try:
-            subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache),
-                            "@microsoft/sarif-multitool"], capture_output=True, timeout=600,
-                           check=True)
-        except (subprocess.SubprocessError, OSError):
-            return None
-    if not tool.exists():
-        return None
-    tool.chmod(0o755)  # npm may skip the package's own postinstall chmod
+def _multitool() -> Path | str:
+    """Microsoft's SARIF multitool at the version tests/npm pins (tests/npmtools.py)."""
+    tool = binary("@microsoft", "sarif-multitool-linux", "Sarif.Multitool")
+    if isinstance(tool, Path):
+        tool.chmod(0o755)  # npm may skip the package's own postinstall chmod
     return tool
 
 
 @pytest.mark.slow
 def test_the_official_multitool_finds_no_github_or_sarif_rule_problem(tmp_path: Path) -> None:
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "qrspi-guard-tests"
-    tool = _multitool(cache / "sarif-multitool")
-    if tool is None:
-        pytest.skip("npm or @microsoft/sarif-multitool is not available")
+    tool = _multitool()
+    if isinstance(tool, str):
+        pytest.skip(f"@microsoft/sarif-multitool is not available: {tool}")
     for name in ("example", "causes"):
         log = tmp_path / f"{name}.sarif"
         log.write_text(json.dumps(sarif_of(name)))

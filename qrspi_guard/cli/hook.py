@@ -8,6 +8,7 @@ commands ``hook install`` and ``hook uninstall`` (exit 0 done, 2 could not run).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -159,13 +160,13 @@ def _change(runtime: str, scope: str, dry_run: bool, remove: bool,
     if not events:
         state = "not installed in" if remove else "already installed in"
         click.echo(f"qrspi-guard hook: {state} {shown}; nothing changed")
-        return
-    verb = "removed from" if remove else "installed in"
-    kept = f"; the old file is {one_line(backup)}" if backup else ""
-    click.echo(f"qrspi-guard hook: {BY_NAME[runtime].display} hooks {verb} {shown} "
-               f"({', '.join(events)}){kept}")
+    else:
+        verb = "removed from" if remove else "installed in"
+        kept = f"; the old file is {one_line(backup)}" if backup else ""
+        click.echo(f"qrspi-guard hook: {BY_NAME[runtime].display} hooks {verb} {shown} "
+                   f"({', '.join(events)}){kept}")
     if remove:
         return
-    for line in warnings(runtime, text, shown):
-        click.echo(f"qrspi-guard hook: warning: {line}", err=True)
     sys.stdout.flush()
+    for line in warnings(runtime, text, shown, scope, os.getcwd()):
+        click.echo(f"qrspi-guard hook: warning: {line}", err=True)

@@ -22,6 +22,10 @@ is kept beside it as ``settings.json.qrspi-guard.bak``.
 A settings file that does not parse, is not a JSON object, has ``hooks`` of the wrong
 shape, is a symbolic link (a rename would replace the link with a file) or is
 read-only is left alone: :class:`~qrspi_guard.errors.GuardError`, exit 2.
+
+After an install, :func:`warnings` says what would keep the hooks from running: a
+Gemini hook named in ``hooks.disabled``, or a project-scope Gemini install in a folder
+Gemini CLI does not trust.
 """
 
 from __future__ import annotations
@@ -238,11 +242,15 @@ def change(path: str, runtime: str, remove: bool, dry_run: bool,
     return events, text, backup
 
 
-def warnings(runtime: str, doc_text: str, shown: str) -> list[str]:
-    """What in the settings install wrote (*doc_text*, the file *shown*) keeps one of our
-    hooks from running (Gemini CLI's ``hooks.disabled``), one line each."""
+def warnings(runtime: str, doc_text: str, shown: str, scope: str = "user",
+             base: str = "") -> list[str]:
+    """What keeps one of our hooks from running, one line each: in the settings install
+    wrote (*doc_text*, the file *shown*; Gemini CLI's ``hooks.disabled``), or where they
+    are (*scope*, under *base*; a folder Gemini CLI does not trust)."""
+    rt = BY_NAME[runtime]
     try:
         doc = json.loads(doc_text)
     except ValueError:
-        return []
-    return BY_NAME[runtime].warnings(doc, shown) if isinstance(doc, dict) else []
+        doc = None
+    return (rt.warnings(doc, shown) if isinstance(doc, dict) else []) + \
+        rt.place_warnings(scope, base)

@@ -6,9 +6,11 @@ a call that is not about a review round imports neither click nor pydantic nor Y
 nor, when it allows, the answers' forms (:mod:`qrspi_guard.hook.respond`).
 
 A broken guard must never stop a run: every failure of the hook itself (bad stdin, an
-unreadable file, even a bad option on its own command line, which click would turn
-into exit 2 and so block every write) is one line on stderr and exit 0, unless
-``--fail-closed``.
+unreadable file) is one line on stderr and exit 0, unless ``--fail-closed``. Nor is it
+ever silently off: an option it cannot use (a bad one on its own command line, which
+click would turn into exit 2 and so block every write; a ``--settings`` file it cannot
+read) is left out, the call judged with the defaults, and the user told once
+(:mod:`qrspi_guard.hook.told`).
 """
 
 from __future__ import annotations
@@ -105,19 +107,30 @@ def parse(argv: list[str]) -> tuple[Options, str | None]:
     return opts, problem
 
 
+#: the plugin's launcher (integrations/) sets this to its own version; a guard of another
+#: version exits with :data:`NOT_THIS_VERSION` before it reads stdin, and the launcher
+#: looks further (versions must match: a plugin never runs another guard unawares)
+LAUNCHER_VERSION = "QRSPI_GUARD_PLUGIN_VERSION"
+NOT_THIS_VERSION = 86
+
+
 def main(argv: list[str]) -> NoReturn:
     """Run the hook on stdin with *argv* (the words after ``hook``) and exit."""
+    import os
+
+    wanted = os.environ.get(LAUNCHER_VERSION)
+    if wanted is not None:
+        from qrspi_guard import __version__
+
+        if wanted != __version__:
+            sys.exit(NOT_THIS_VERSION)
     opts, problem = parse(argv)
-    if problem is not None:
-        from qrspi_guard.hook.respond import failure
-
-        emit(failure(f"bad command line: {problem}", opts.fail_closed, opts.output_format,
-                     opts.runtime, opts.event))
-    execute(opts)
+    execute(opts, None if problem is None else f"its command line ({problem})")
 
 
-def execute(opts: Options) -> NoReturn:
-    """Read the payload on stdin, judge it, print the answer and exit."""
+def execute(opts: Options, problem: str | None = None) -> NoReturn:
+    """Read the payload on stdin, judge it, print the answer and exit. *problem*: what
+    of the command line could not be used (left out: the defaults stand in)."""
     payload: dict[str, Any] | None = None
     try:
         from qrspi_guard.hook.payload import load_payload, read_stdin
@@ -130,19 +143,54 @@ def execute(opts: Options) -> NoReturn:
         if asks is not None:  # (else about no review round: nothing more to import)
             from qrspi_guard.hook.judging import decide_call
 
+            if opts.settings is not None:
+                unusable = _unusable_settings(opts.settings)
+                if unusable is not None:
+                    problem, opts.settings = problem or unusable, None
             decision = decide_call(call, target, asks, opts.settings)
             if decision.blocks:
                 from qrspi_guard.hook.respond import answer
 
-                result = answer(True, decision.message, opts.output_format,
+                result = answer(True, _headed(decision.message, problem), opts.output_format,
                                 decision.runtime, decision.event)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # a broken guard must not stop a run
         reason = str(exc) if isinstance(exc, HookFailure) else (
             f"internal error: {type(exc).__name__}: {exc}")
-        result = _failure(reason, opts, payload)
+        result = _failure(_headed(reason, problem), opts, payload)
+    if problem is not None:
+        result = _told(result, problem, opts, payload)
     emit(result)
+
+
+def _headed(message: str, problem: str | None) -> str:
+    if problem is None:
+        return message
+    from qrspi_guard.hook.told import headed
+
+    return headed(message, problem)
+
+
+def _unusable_settings(path: str) -> str | None:
+    """What is wrong with ``--settings FILE`` (None: it can be used)."""
+    from qrspi_guard.errors import ConfigFileError
+    from qrspi_guard.settings.configfile import load_named
+
+    try:
+        load_named(path)
+    except ConfigFileError as exc:
+        return f"--settings ({exc})"
+    return None
+
+
+def _told(result: Answer, problem: str, opts: Options,
+          payload: dict[str, Any] | None) -> Answer:
+    from qrspi_guard.hook.payload import runtime_of
+    from qrspi_guard.hook.told import first_time, told
+
+    runtime = runtime_of(payload, opts.runtime) if payload is not None else opts.runtime
+    return told(result, problem, first_time(payload, runtime, problem))
 
 
 def _failure(reason: str, opts: Options, payload: dict[str, Any] | None) -> Answer:

@@ -38,11 +38,16 @@ def no_warnings(doc: dict[str, Any], shown: str) -> list[str]:
     return []
 
 
+def no_place_warnings(scope: str, base: str) -> list[str]:
+    """A runtime that runs the hooks of any settings file: nothing to warn about."""
+    return []
+
+
 class Runtime:
     """Everything the hook knows about one agent runtime."""
 
     __slots__ = ("name", "display", "directory", "events", "tools", "block", "matchers",
-                 "hook_entry", "directory_key", "warnings")
+                 "hook_entry", "directory_key", "warnings", "place_warnings")
 
     def __init__(self, *, name: str, display: str, directory: str, events: dict[str, str],
                  tools: dict[str, tuple[str, str]],
@@ -50,7 +55,9 @@ class Runtime:
                  matchers: dict[str, str],
                  hook_entry: Callable[[str, str], dict[str, Any]],
                  directory_key: str | None = None,
-                 warnings: Callable[[dict[str, Any], str], list[str]] = no_warnings) -> None:
+                 warnings: Callable[[dict[str, Any], str], list[str]] = no_warnings,
+                 place_warnings: Callable[[str, str], list[str]] = no_place_warnings,
+                 ) -> None:
         self.name = name  #: ``--runtime NAME``, and the name of its module
         self.display = display  #: what install calls it ("Claude Code")
         self.directory = directory  #: its settings directory, under the project or home
@@ -71,6 +78,9 @@ class Runtime:
         #: (the settings after install, the file's name as shown) -> the lines warning
         #: that the settings keep one of our hooks from running
         self.warnings = warnings
+        #: (scope, the directory the settings are under) -> the lines warning that the
+        #: runtime will not run hooks installed there (Gemini CLI: an untrusted folder)
+        self.place_warnings = place_warnings
 
     def install_entries(self) -> list[tuple[str, str, str]]:
         """What install adds: (its event name, our event, matcher), pre first."""

@@ -8,8 +8,9 @@ Its JSON answers (R is exactly the text the exit-2 form prints on stderr):
 
 - pre: ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
   "permissionDecision": "deny", "permissionDecisionReason": R}}``
-- post: ``{"decision": "block", "reason": R, "hookSpecificOutput":
-  {"hookEventName": "PostToolUse", "additionalContext": R}}``
+- post: ``{"decision": "block", "reason": R}``. Claude Code hands the agent both
+  ``reason`` and ``hookSpecificOutput.additionalContext``, one after the other, so the
+  verdict is said in ``reason`` alone (issue 31: it reached the agent twice).
 """
 
 from __future__ import annotations
@@ -32,8 +33,7 @@ def block(reason: str, event: str) -> dict[str, object]:
         return {"hookSpecificOutput": {"hookEventName": name,
                                        "permissionDecision": "deny",
                                        "permissionDecisionReason": reason}}
-    return {"decision": "block", "reason": reason,
-            "hookSpecificOutput": {"hookEventName": name, "additionalContext": reason}}
+    return {"decision": "block", "reason": reason}
 
 
 def hook_entry(event: str, command: str) -> dict[str, Any]:

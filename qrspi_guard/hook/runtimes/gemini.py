@@ -9,7 +9,9 @@ Its JSON answers (R is exactly the text the exit-2 form prints on stderr): pre
 reason replaces the tool's result).
 
 A hook entry also carries a ``name`` and a ``timeout`` in milliseconds (default
-60000); a name listed in ``hooks.disabled`` is not run, so install warns of it.
+60000); a name listed in ``hooks.disabled`` is not run, so install warns of it. A
+project's settings are read only in a folder Gemini CLI trusts, so a project-scope
+install warns in one it does not (:mod:`~qrspi_guard.hook.trust`).
 """
 
 from __future__ import annotations
@@ -45,11 +47,18 @@ def warnings(doc: dict[str, Any], shown: str) -> list[str]:
             for name in sorted(n for n in disabled if isinstance(n, str) and n in ours)]
 
 
+def place_warnings(scope: str, base: str) -> list[str]:
+    """A project-scope install in a folder Gemini CLI does not trust: not run."""
+    from qrspi_guard.hook.trust import untrusted_warnings
+
+    return untrusted_warnings(scope, base)
+
+
 RUNTIME = Runtime(
     name="gemini", display="Gemini CLI", directory=".gemini",
     events={"pre": "BeforeTool", "post": "AfterTool"},
     tools={"write_file": (WRITE, "file_path"), "replace": (REPLACE, "file_path"),
            "run_shell_command": (SHELL, "command")},
     block=block, matchers={"pre": MATCHER, "post": MATCHER}, hook_entry=hook_entry,
-    directory_key="directory", warnings=warnings,
+    directory_key="directory", warnings=warnings, place_warnings=place_warnings,
 )
