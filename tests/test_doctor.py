@@ -5,13 +5,14 @@ script with a home directory of the test's own."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.adoptkit import KNOWN, adopt, checkout
-from tests.support import SCRIPT, run_cli
+from tests.support import REPO, SCRIPT, run_cli
 
 
 def _doctor(tmp_path: Path, *args: str, cwd: Path | None = None,
@@ -19,7 +20,8 @@ def _doctor(tmp_path: Path, *args: str, cwd: Path | None = None,
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     proc = run_cli("doctor", "--known", str(KNOWN), *args, "--format", "json",
-                   cwd=cwd or tmp_path, env={"HOME": str(home)})
+                   cwd=cwd or tmp_path,
+                   env={"HOME": str(home), "PATH": f"{SCRIPT.parent}:{os.environ['PATH']}"})
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["healthy"] is (proc.returncode == 0)
@@ -99,12 +101,21 @@ def test_hand_written_wrappers_and_unknown_versions_are_told_apart(tmp_path: Pat
 def test_the_plugin_counts_as_a_hook_in_place(tmp_path: Path) -> None:
     co, project = checkout(tmp_path), _project(tmp_path)
     assert adopt(co).returncode == 0
+    # as `claude plugin install` records it, from this clone, with this guard on PATH
+    plugins = tmp_path / "home" / ".claude" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "qrspi-guard@qrspi-guard": [{"scope": "user", "version": _version(),
+                                     "installPath": str(REPO / "integrations" / "claude-code")}]}}))
+    code, items, _ = _doctor(tmp_path, str(co), "--project", str(project))
+    plugin = items[("plugin", "Claude Code plugin")]
+    assert plugin["state"] == "ok" and str(SCRIPT) in plugin["detail"], plugin
+    assert ("hook", "agent hook") not in items and code == 0
     (project / ".claude").mkdir()
     (project / ".claude/settings.json").write_text(
-        '{"enabledPlugins": {"qrspi-guard@qrspi-guard-local": true}}')
+        '{"enabledPlugins": {"qrspi-guard@qrspi-guard": false}}')
     code, items, _ = _doctor(tmp_path, str(co), "--project", str(project))
-    assert items[("plugin", "Claude Code plugin")]["state"] == "ok"
-    assert ("hook", "agent hook") not in items and code == 0
+    assert items[("plugin", "Claude Code plugin")]["state"] == "no" and code == 1
 
 
 def test_broken_settings_pre_commit_entry_and_baseline_are_named(tmp_path: Path) -> None:

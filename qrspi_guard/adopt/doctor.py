@@ -188,32 +188,28 @@ def hooks(project: str, home: str, this_prog: str) -> list[Item]:
 
 
 def plugins(project: str, home: str) -> list[Item]:
-    """The Claude Code plugin and the Gemini CLI extension.
+    """The Claude Code plugin and the Gemini CLI extension, as each runtime records them
+    (:func:`qrspi_guard.hook.integrations.presence`), and, where one is installed and
+    enabled, the guard its launcher would run: none found is broken (the launcher then
+    refuses every write into a review round)."""
+    from qrspi_guard.hook.integrations import guard_found, presence
 
-    The seam for the plugin's own check (issue 31, items 1-2): until the plugin and the
-    extension ship with a function that says whether they are installed and which
-    guard they find, this reads what each runtime records of them: an enabled
-    ``qrspi-guard@<marketplace>`` in Claude Code's settings (``enabledPlugins``), and
-    Gemini CLI's ``~/.gemini/extensions/qrspi-guard/``."""
-    from qrspi_guard.hook.install import load, settings_path
-
-    enabled = []
-    for scope in ("project", "user"):
-        try:
-            doc, _, _ = load(settings_path("claude", scope, cwd=project, home=home))
-        except GuardError:
-            continue
-        on = doc.get("enabledPlugins") if doc is not None else None
-        enabled += [k for k, v in (on.items() if isinstance(on, dict) else ())
-                    if isinstance(k, str) and k.startswith("qrspi-guard@") and v is True]
-    ext = os.path.join(home, ".gemini", "extensions", "qrspi-guard")
-    return [
-        Item("plugin", "Claude Code plugin", OK if enabled else NO,
-             f"enabled: {one_line(', '.join(enabled))}" if enabled else "not enabled"),
-        Item("plugin", "Gemini CLI extension",
-             OK if os.path.isfile(os.path.join(ext, "gemini-extension.json")) else NO,
-             f"installed: {one_line(ext)}" if os.path.isdir(ext) else "not installed"),
-    ]
+    env = {**os.environ, "HOME": home}
+    items = []
+    for runtime, what in (("claude", "Claude Code plugin"), ("gemini", "Gemini CLI extension")):
+        got = presence(runtime, home, env, project)
+        version = f" {one_line(got.version)}" if got.version else ""
+        if not got.installed:
+            items.append(Item("plugin", what, NO, "not installed"))
+        elif not got.enabled:
+            items.append(Item("plugin", what, NO, f"installed{version}, not enabled"))
+        else:
+            guard, why = guard_found(runtime, home, env, project)
+            items.append(Item("plugin", what, OK, f"installed{version}, runs "
+                              f"{one_line(guard)}") if guard is not None else
+                         Item("plugin", what, BAD, f"installed{version}, but finds no "
+                              f"guard: {one_line(why, 300)}"))
+    return items
 
 
 def pre_commit(project: str, this_prog: str) -> tuple[Item, list[str]]:
