@@ -1,0 +1,441 @@
+"""Bash's tokens: words, operators, redirections and here-documents, as bash reads them.
+
+:func:`tokens` splits a command line the way bash's own reader does (bash(1),
+"QUOTING", "REDIRECTION", "Here Documents"; POSIX "Token Recognition"):
+
+- blanks are spaces and tabs; a new line is an operator (it ends a command);
+- a ``#`` starts a comment only where a word would start (``ls R#x`` is one word);
+- a backslash-newline is removed wherever it stands outside single quotes, in a word
+  too (``rev\\<newline>iews`` is ``reviews``);
+- quotes (``'...'``, ``"..."``, ``$'...'``, ``$"..."``) and backslashes make their
+  text literal; what is quoted is never an operator (``"<<X"`` is a word);
+- ``$(...)``, backquotes and ``<(...)`` / ``>(...)`` are commands that run: their
+  tokens are kept with the word (:attr:`Word.subs`); ``$name``, ``${...}`` and
+  ``$((...))`` are expansions whose value is not known here;
+- a ``<<`` or ``<<-`` here-document takes the lines after the end of its line up to
+  its delimiter as its body (:attr:`Redir.body`), expanded like double quotes unless
+  the delimiter is quoted.
+
+Brace expansion, tilde expansion and globbing are :mod:`~qrspi_guard.hook.shellfields`'
+work. Text bash would refuse (an unclosed quote, a stray ``)``) raises
+:class:`Incomplete`. Pure: text in, tokens out; nesting is bounded (:data:`MAX_DEPTH`).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: word part kinds: unquoted text, quoted text, an expansion (its source text kept)
+LIT, QUO, EXP = 0, 1, 2
+#: command substitutions nested deeper than this are not read
+MAX_DEPTH = 16
+
+_OPS = (";;&", ";;", ";&", "&&", "||", "|&", "&>>", "&>", "<<<", "<<-", "<<", "<>", "<&",
+        ">&", ">>", ">|", "((", "<", ">", "|", "&", ";", "(", ")")
+#: the redirection operators
+REDIRS = frozenset({"<", ">", ">>", ">|", "<>", "<<", "<<-", "<<<", "<&", ">&", "&>", "&>>"})
+#: operators after which a word is in command position
+_COMMAND_START = frozenset({";", "\n", "&", "&&", "||", "|", "|&", "(", ";;", ";&", ";;&"})
+_RESERVED_BEFORE_COMMAND = frozenset({"then", "do", "else", "elif", "{", "!", "time", "in"})
+_META = frozenset(" \t\n;&|()<>")
+_RUN = re.compile(r"[^ \t\n;&|()<>\\'\"$`]+")
+_DQ_RUN = re.compile(r"[^\\$`\"]+")
+_HEREDOC_RUN = re.compile(r"[^\\$`]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_FD = re.compile(r"[0-9]{1,4}|\{[A-Za-z_][A-Za-z0-9_]*\}")
+_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+            "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})"
+                   r"|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)|(.))", re.S)
+
+
+class Incomplete(Exception):
+    """Not a command bash would run as it stands (an unclosed quote, a stray ``)``, a
+    missing redirection target), or nested past :data:`MAX_DEPTH`."""
+
+
+class Word:
+    """One shell word: its parts (text, kind), and the commands its substitutions run."""
+
+    __slots__ = ("parts", "subs", "unknown")
+
+    def __init__(self, parts: list[tuple[str, int]] | None = None) -> None:
+        self.parts: list[tuple[str, int]] = parts if parts is not None else []
+        self.subs: list[list[Word | Redir | str]] = []  #: tokens of each ``$(...)``
+        self.unknown = False  #: runs a command that cannot be read (``$(( $(x) ))``)
+
+    @property
+    def literal(self) -> bool:
+        """No expansion: its value is known."""
+        return all(kind != EXP for _, kind in self.parts)
+
+    def value(self) -> str | None:
+        """The word after quote removal, or None when an expansion makes it unknown."""
+        return "".join(t for t, _ in self.parts) if self.literal else None
+
+    def plain(self) -> str | None:
+        """The word's text when nothing of it is quoted or expanded (a reserved word,
+        an operator-like word), else None."""
+        if self.parts and all(kind == LIT for _, kind in self.parts):
+            return "".join(t for t, _ in self.parts)
+        return None
+
+    def text(self) -> str:
+        """The word with each expansion as a NUL: what it names, where that is known."""
+        return "".join("\0" if kind == EXP else t for t, kind in self.parts)
+
+    def __repr__(self) -> str:
+        return f"Word({self.parts!r})"
+
+
+class Redir:
+    """A redirection: its operator, its descriptor (``2`` of ``2>``), its target word (a
+    here-document's delimiter), and for ``<<``, ``<<-`` and ``<<<`` the text it feeds."""
+
+    __slots__ = ("op", "fd", "target", "body")
+
+    def __init__(self, op: str, fd: str | None, target: Word) -> None:
+        self.op = op
+        self.fd = fd
+        self.target = target
+        self.body: Word | None = target if op == "<<<" else None
+
+    def __repr__(self) -> str:
+        return f"Redir({self.fd or ''}{self.op} {self.target!r})"
+
+
+def tokens(command: str) -> list[Word | Redir | str]:
+    """The tokens of *command*, or :class:`Incomplete`."""
+    return _Lexer(command).run(0, closing=False)[0]
+
+
+def ansi_c(text: str) -> str:
+    """The value of ``$'...'`` text (its escapes decoded)."""
+    def one(m: re.Match[str]) -> str:
+        simple, octal, hx, u4, u8, ctl, other = m.groups()
+        if simple:
+            return _ESCAPES[simple]
+        if ctl:
+            return chr(ord(ctl.upper()) ^ 0x40) if ctl != "?" else "\x7f"
+        if other is not None:
+            return "\\" + other
+        code = int(octal, 8) if octal else int(hx or u4 or u8, 16)
+        return chr(code) if code < 0x110000 else "\ufffd"
+
+    return _ANSI.sub(one, text)
+
+
+class _Lexer:
+    """Reads one text; a command substitution is read by a nested lexer over the same
+    text, a backquoted one over its own."""
+
+    def __init__(self, s: str, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            raise Incomplete("nested too deep")
+        self.s = s
+        self.n = len(s)
+        self.depth = depth
+        self.pending: list[Redir] = []  # here-documents whose bodies start on the next line
+
+    # -- the command level ------------------------------------------------------------
+
+    def run(self, i: int, closing: bool) -> tuple[list[Word | Redir | str], int]:
+        """Tokens from *i* to the end, or (*closing*) to the ``)`` of a ``$(``."""
+        s, n = self.s, self.n
+        toks: list[Word | Redir | str] = []
+        paren = case = 0
+        while i < n:
+            c = s[i]
+            if c == " " or c == "\t":
+                i += 1
+            elif c == "\\" and s.startswith("\n", i + 1):
+                i += 2
+            elif c == "#":
+                j = s.find("\n", i)
+                i = n if j < 0 else j
+            elif c == "\n":
+                toks.append("\n")
+                i = self.bodies(i + 1)
+            elif c in "<>&|;()" and not (c in "<>" and s.startswith("(", i + 1)):
+                op = next(o for o in _OPS if s.startswith(o, i))
+                i += len(op)
+                if op in REDIRS:
+                    redir, i = self.redirect(op, None, i)
+                    toks.append(redir)
+                    continue
+                if op in ("(", "(("):
+                    paren += len(op)
+                elif op == ")":
+                    if paren:
+                        paren -= 1
+                    elif not case:
+                        if closing:
+                            self.unfed()
+                            return toks, i
+                        raise Incomplete("unmatched )")
+                toks.append(op)
+            else:
+                word, i = self.word(i)
+                plain = word.plain()
+                if i < n and s[i] in "<>" and not s.startswith("(", i + 1) and plain \
+                        and _FD.fullmatch(plain):
+                    op = next(o for o in _OPS if s.startswith(o, i))
+                    if op in REDIRS:
+                        redir, i = self.redirect(op, plain, i + len(op))
+                        toks.append(redir)
+                        continue
+                if plain in ("case", "esac") and _command_position(toks):
+                    case = case + 1 if plain == "case" else max(0, case - 1)
+                toks.append(word)
+        if closing:
+            raise Incomplete("unclosed $(")
+        self.bodies(n)
+        return toks, n
+
+    def redirect(self, op: str, fd: str | None, i: int) -> tuple[Redir, int]:
+        s, n = self.s, self.n
+        while i < n and (s[i] in " \t" or s.startswith("\\\n", i)):
+            i += 1 if s[i] != "\\" else 2
+        if i >= n or (s[i] in _META and not (s[i] in "<>" and s.startswith("(", i + 1))):
+            raise Incomplete(f"{op} without a target")
+        target, i = self.word(i)
+        redir = Redir(op, fd, target)
+        if op in ("<<", "<<-"):
+            self.pending.append(redir)
+        return redir, i
+
+    def unfed(self) -> None:
+        """Here-documents whose line never ended: their bodies are empty."""
+        for redir in self.pending:
+            redir.body = Word([("", QUO)])
+        self.pending = []
+
+    def bodies(self, i: int) -> int:
+        """Read the bodies of the pending here-documents from line start *i*."""
+        s, n = self.s, self.n
+        for redir in self.pending:
+            parts = redir.target.parts
+            delimiter = "".join(t for t, _ in parts)
+            quoted = any(kind == QUO for _, kind in parts)
+            strip = redir.op == "<<-"
+            start = end = i
+            while True:
+                j = s.find("\n", i)
+                stop = n if j < 0 else j
+                line = s[i:stop]
+                if (line.lstrip("\t") if strip else line) == delimiter:
+                    end, i = i, min(stop + 1, n)
+                    break
+                if j < 0:  # delimited by end of input, as bash allows (with a warning)
+                    end = i = n
+                    break
+                i = j + 1
+            text = s[start:end]
+            if strip:
+                text = re.sub(r"(?m)^\t+", "", text)
+            if quoted:
+                redir.body = Word([(text, QUO)])
+            else:
+                body = Word()
+                _Lexer(text, self.depth + 1).double(0, body, None)
+                redir.body = body
+        self.pending = []
+        return i
+
+    # -- words --------------------------------------------------------------------------
+
+    def word(self, i: int) -> tuple[Word, int]:
+        s, n = self.s, self.n
+        word = Word()
+        parts = word.parts
+        while i < n:
+            c = s[i]
+            if c in _META:
+                if c in "<>" and s.startswith("(", i + 1):  # <(...) >(...): a command runs
+                    toks, j = self.nested(i + 2)
+                    word.subs.append(toks)
+                    parts.append((s[i:j], EXP))
+                    i = j
+                    continue
+                break
+            if c == "\\":
+                if s.startswith("\n", i + 1):
+                    i += 2
+                else:
+                    parts.append((s[i + 1:i + 2] or "\\", QUO))
+                    i += 2
+            elif c == "'":
+                j = s.find("'", i + 1)
+                if j < 0:
+                    raise Incomplete("unclosed '")
+                parts.append((s[i + 1:j], QUO))
+                i = j + 1
+            elif c == '"':
+                i = self.double(i + 1, word, '"')
+            elif c == "$":
+                i = self.dollar(i, word, False)
+            elif c == "`":
+                i = self.backquote(i + 1, word)
+            else:
+                m = _RUN.match(s, i)
+                assert m is not None
+                parts.append((m.group(), LIT))
+                i = m.end()
+        return word, min(i, n)
+
+    def double(self, i: int, word: Word, quote: str | None) -> int:
+        """Double-quoted text from *i* to its closing *quote*, or (None: a here-document
+        body) to the end. Returns the index after it."""
+        s, n = self.s, self.n
+        buf: list[str] = []
+        run = _DQ_RUN if quote else _HEREDOC_RUN
+
+        def flush() -> None:
+            if buf:
+                word.parts.append(("".join(buf), QUO))
+                buf.clear()
+
+        word.parts.append(("", QUO))  # `""` is a word, empty
+        while i < n:
+            c = s[i]
+            if quote and c == quote:
+                flush()
+                return i + 1
+            if c == "\\":
+                d = s[i + 1:i + 2]
+                if d == "\n":
+                    i += 2
+                elif d and (d in "$`\\" or d == quote):
+                    buf.append(d)
+                    i += 2
+                else:
+                    buf.append("\\")
+                    i += 1
+            elif c == "$":
+                flush()
+                i = self.dollar(i, word, True)
+            elif c == "`":
+                flush()
+                i = self.backquote(i + 1, word)
+            else:
+                m = run.match(s, i)
+                if m is None:  # a `"` in a here-document body
+                    buf.append(c)
+                    i += 1
+                else:
+                    buf.append(m.group())
+                    i = m.end()
+        if quote:
+            raise Incomplete("unclosed \"")
+        flush()
+        return n
+
+    def dollar(self, i: int, word: Word, in_double: bool) -> int:
+        s, n = self.s, self.n
+        nxt = s[i + 1:i + 2]
+        if nxt == "'" and not in_double:
+            j = i + 2
+            while j < n and s[j] != "'":
+                j += 2 if s[j] == "\\" else 1
+            if j >= n:
+                raise Incomplete("unclosed $'")
+            word.parts.append((ansi_c(s[i + 2:j]), QUO))
+            return j + 1
+        if nxt == '"' and not in_double:
+            return self.double(i + 2, word, '"')
+        if s.startswith("((", i + 1):
+            end = self.arithmetic_end(i + 3)
+            if end is not None:
+                raw = s[i:end]
+                word.unknown = word.unknown or "$(" in raw[3:] or "`" in raw
+                word.parts.append((raw, EXP))
+                return end
+        if nxt == "(":
+            toks, j = self.nested(i + 2)
+            word.subs.append(toks)
+            word.parts.append((s[i:j], EXP))
+            return j
+        if nxt == "{":
+            j = self.brace_end(i + 2)
+            raw = s[i:j]
+            word.unknown = word.unknown or "$(" in raw or "`" in raw
+            word.parts.append((raw, EXP))
+            return j
+        m = _NAME.match(s, i + 1)
+        if m is not None:
+            word.parts.append((s[i:m.end()], EXP))
+            return m.end()
+        word.parts.append(("$", QUO if in_double else LIT))
+        return i + 1
+
+    def nested(self, i: int) -> tuple[list[Word | Redir | str], int]:
+        """The tokens of a ``$(`` (or ``<(``) whose text starts at *i*, and the index
+        after its ``)``."""
+        return _Lexer(self.s, self.depth + 1).run(i, closing=True)
+
+    def backquote(self, i: int, word: Word) -> int:
+        s, n = self.s, self.n
+        j, out = i, []
+        while j < n and s[j] != "`":
+            if s[j] == "\\" and j + 1 < n:
+                out.append(s[j + 1] if s[j + 1] in "$`\\" else s[j:j + 2])
+                j += 2
+            else:
+                out.append(s[j])
+                j += 1
+        if j >= n:
+            raise Incomplete("unclosed `")
+        word.subs.append(_Lexer("".join(out), self.depth + 1).run(0, closing=False)[0])
+        word.parts.append((s[i - 1:j + 1], EXP))
+        return j + 1
+
+    def arithmetic_end(self, i: int) -> int | None:
+        """The index after the ``))`` closing a ``$((`` whose text starts at *i*; None
+        when a ``)`` closes it alone (``$( (cmd) )`` written without the space)."""
+        s, n = self.s, self.n
+        depth = 0
+        while i < n:
+            c = s[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                if depth:
+                    depth -= 1
+                elif s.startswith(")", i + 1):
+                    return i + 2
+                else:
+                    return None
+            i += 1
+        raise Incomplete("unclosed $((")
+
+    def brace_end(self, i: int) -> int:
+        s, n = self.s, self.n
+        depth = 1
+        while i < n:
+            c = s[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c in "'\"":
+                j = s.find(c, i + 1)
+                if j < 0:
+                    raise Incomplete("unclosed quote in ${")
+                i = j + 1
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if not depth:
+                    return i + 1
+            i += 1
+        raise Incomplete("unclosed ${")
+
+
+def _command_position(toks: list[Word | Redir | str]) -> bool:
+    if not toks:
+        return True
+    last = toks[-1]
+    if isinstance(last, str):
+        return last in _COMMAND_START
+    return isinstance(last, Word) and last.plain() in _RESERVED_BEFORE_COMMAND
