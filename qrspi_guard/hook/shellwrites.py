@@ -1,13 +1,13 @@
 """What a shell command writes, and what it names, read from its command line (cli.md,
 the hook paragraph).
 
-:func:`analyse` reads a command as bash reads it (:mod:`~qrspi_guard.hook.shellgrammar`:
+:func:`analyse` reads a command as bash reads it (:mod:`~qrspi_guard.hook.bash.grammar`:
 quotes, comments, here-documents, continuations, brace expansion, subshells,
 command substitutions) and returns an :class:`Analysis`:
 
 - ``writes``: the files it visibly writes or changes: its output redirections
   (``>``, ``>>``, ``>|``, ``&>``, ``<>``, ``>&FILE``) and what each program in
-  :mod:`~qrspi_guard.hook.shellprograms` writes (``tee``, ``sed -i`` and sed's ``w``,
+  :mod:`~qrspi_guard.hook.bash.programs` writes (``tee``, ``sed -i`` and sed's ``w``,
   ``cp`` ..., ``sort -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``find -fprint``,
   ``yq -i``, ``tree -o``, ``git diff --output``), followed through ``cd``,
   ``sh -c``, ``eval`` and the programs that run their arguments (``env``, ``nice``...);
@@ -30,11 +30,11 @@ import glob
 import os
 import re
 
-from qrspi_guard.hook.shellfields import Field, fields
-from qrspi_guard.hook.shellgrammar import Seq, Simple, Sub, parse, parse_tokens
-from qrspi_guard.hook.shellopts import Args, Opaque
-from qrspi_guard.hook.shellprograms import PROGRAMS, READERS
-from qrspi_guard.hook.shellwords import MAX_DEPTH, Incomplete, Redir, Word
+from qrspi_guard.hook.bash.fields import Field, fields
+from qrspi_guard.hook.bash.grammar import Seq, Simple, Sub, parse, parse_tokens
+from qrspi_guard.hook.bash.options import Args, Opaque
+from qrspi_guard.hook.bash.programs import PROGRAMS, READERS
+from qrspi_guard.hook.bash.tokens import MAX_DEPTH, Incomplete, Redir, Word, is_assignment
 
 #: a command line longer than this is not read (opaque)
 MAX_COMMAND = 1 << 20
@@ -43,7 +43,6 @@ MAX_PATHS = 4096
 #: at most this many command lines (the command, ``sh -c``, ``eval``...) are read
 MAX_SCRIPTS = 64
 _WRITING = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _SPLIT = re.compile(r"[\s;|&<>()`'\"=,:\[\]{}]+")
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 
@@ -158,7 +157,7 @@ class _Walker:
             self.substitutions(word, state, depth)
         self.redirects(cmd.redirs, state, depth)
         words = cmd.words
-        while words and _assignment(words[0]):
+        while words and is_assignment(words[0]):
             words = words[1:]
         if not words:
             return
@@ -187,11 +186,6 @@ class _Walker:
                     if "*" in token or "?" in token:
                         piece.pattern = token
                     ctx.add(self.out.names, piece)
-
-
-def _assignment(word: Word) -> bool:
-    first = word.parts[0] if word.parts else ("", 1)
-    return first[1] == 0 and _ASSIGNMENT.match(first[0]) is not None
 
 
 def _program(name: str) -> str:
@@ -225,6 +219,8 @@ class Ctx:
 
     def _paths(self, path: str | None, base: str | None = None) -> list[tuple[str, bool]]:
         full = self.join(base, path)
+        if "\0" in full:
+            raise Opaque  # no file has this name: the runtime cannot even pass it to bash
         pattern = getattr(path, "pattern", None)
         if pattern:
             where = base if base is not None else self.state.base

@@ -14,9 +14,7 @@ line that is not known (``sh -c "$X"``), a script file: opaque.
 
 from __future__ import annotations
 
-import re
-
-from qrspi_guard.hook.shellopts import Args, Opaque
+from qrspi_guard.hook.bash.options import Args, Opaque
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,7 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from qrspi_guard.hook.shellwrites import Ctx
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 SHELLS = ("sh", "bash", "dash", "ksh", "mksh", "zsh", "ash")
 
 
@@ -65,7 +62,7 @@ def _env(args: Args, ctx: Ctx) -> None:
                     ("-u", "--unset", "-C", "--chdir"), attached="uC")
     while i < len(args):  # NAME=VALUE words set the command's environment
         word = args[i]
-        if word is None or not _ASSIGNMENT.match(word):
+        if word is None or "=" not in word:
             break
         i += 1
     chdir = [v for k, v in opts if k in ("-C", "--chdir")]

@@ -10,7 +10,7 @@ is one this reader does not understand. Pure.
 
 from __future__ import annotations
 
-from qrspi_guard.hook.shellopts import Opaque
+from qrspi_guard.hook.bash.options import Opaque
 
 _SIMPLE = frozenset("{}=dDgGhHlnNpPxzF")
 _FLAGS = frozenset("gpiImM0123456789")

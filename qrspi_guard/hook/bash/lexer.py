@@ -16,7 +16,7 @@
   its delimiter as its body (:attr:`Redir.body`), expanded like double quotes unless
   the delimiter is quoted.
 
-Brace expansion, tilde expansion and globbing are :mod:`~qrspi_guard.hook.shellfields`'
+Brace expansion, tilde expansion and globbing are :mod:`~qrspi_guard.hook.bash.fields`'
 work. Text bash would refuse (an unclosed quote, a stray ``)``) raises
 :class:`Incomplete`. Pure: text in, tokens out; nesting is bounded (:data:`MAX_DEPTH`).
 """
@@ -25,15 +25,21 @@ from __future__ import annotations
 
 import re
 
-#: word part kinds: unquoted text, quoted text, an expansion (its source text kept)
-LIT, QUO, EXP = 0, 1, 2
-#: command substitutions nested deeper than this are not read
-MAX_DEPTH = 16
+from qrspi_guard.hook.bash.tokens import (
+    EXP,
+    LIT,
+    MAX_DEPTH,
+    QUO,
+    REDIRS,
+    Incomplete,
+    Redir,
+    Word,
+    ansi_c,
+    is_assignment,
+)
 
 _OPS = (";;&", ";;", ";&", "&&", "||", "|&", "&>>", "&>", "<<<", "<<-", "<<", "<>", "<&",
         ">&", ">>", ">|", "((", "<", ">", "|", "&", ";", "(", ")")
-#: the redirection operators
-REDIRS = frozenset({"<", ">", ">>", ">|", "<>", "<<", "<<-", "<<<", "<&", ">&", "&>", "&>>"})
 #: operators after which a word is in command position
 _COMMAND_START = frozenset({";", "\n", "&", "&&", "||", "|", "|&", "(", ";;", ";&", ";;&"})
 _RESERVED_BEFORE_COMMAND = frozenset({"then", "do", "else", "elif", "{", "!", "time", "in"})
@@ -42,87 +48,13 @@ _RUN = re.compile(r"[^ \t\n;&|()<>\\'\"$`]+")
 _DQ_RUN = re.compile(r"[^\\$`\"]+")
 _HEREDOC_RUN = re.compile(r"[^\\$`]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 _FD = re.compile(r"[0-9]{1,4}|\{[A-Za-z_][A-Za-z0-9_]*\}")
-_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
-            "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})"
-                   r"|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)|(.))", re.S)
-
-
-class Incomplete(Exception):
-    """Not a command bash would run as it stands (an unclosed quote, a stray ``)``, a
-    missing redirection target), or nested past :data:`MAX_DEPTH`."""
-
-
-class Word:
-    """One shell word: its parts (text, kind), and the commands its substitutions run."""
-
-    __slots__ = ("parts", "subs", "unknown")
-
-    def __init__(self, parts: list[tuple[str, int]] | None = None) -> None:
-        self.parts: list[tuple[str, int]] = parts if parts is not None else []
-        self.subs: list[list[Word | Redir | str]] = []  #: tokens of each ``$(...)``
-        self.unknown = False  #: runs a command that cannot be read (``$(( $(x) ))``)
-
-    @property
-    def literal(self) -> bool:
-        """No expansion: its value is known."""
-        return all(kind != EXP for _, kind in self.parts)
-
-    def value(self) -> str | None:
-        """The word after quote removal, or None when an expansion makes it unknown."""
-        return "".join(t for t, _ in self.parts) if self.literal else None
-
-    def plain(self) -> str | None:
-        """The word's text when nothing of it is quoted or expanded (a reserved word,
-        an operator-like word), else None."""
-        if self.parts and all(kind == LIT for _, kind in self.parts):
-            return "".join(t for t, _ in self.parts)
-        return None
-
-    def text(self) -> str:
-        """The word with each expansion as a NUL: what it names, where that is known."""
-        return "".join("\0" if kind == EXP else t for t, kind in self.parts)
-
-    def __repr__(self) -> str:
-        return f"Word({self.parts!r})"
-
-
-class Redir:
-    """A redirection: its operator, its descriptor (``2`` of ``2>``), its target word (a
-    here-document's delimiter), and for ``<<``, ``<<-`` and ``<<<`` the text it feeds."""
-
-    __slots__ = ("op", "fd", "target", "body")
-
-    def __init__(self, op: str, fd: str | None, target: Word) -> None:
-        self.op = op
-        self.fd = fd
-        self.target = target
-        self.body: Word | None = target if op == "<<<" else None
-
-    def __repr__(self) -> str:
-        return f"Redir({self.fd or ''}{self.op} {self.target!r})"
 
 
 def tokens(command: str) -> list[Word | Redir | str]:
     """The tokens of *command*, or :class:`Incomplete`."""
     return _Lexer(command).run(0, closing=False)[0]
-
-
-def ansi_c(text: str) -> str:
-    """The value of ``$'...'`` text (its escapes decoded)."""
-    def one(m: re.Match[str]) -> str:
-        simple, octal, hx, u4, u8, ctl, other = m.groups()
-        if simple:
-            return _ESCAPES[simple]
-        if ctl:
-            return chr(ord(ctl.upper()) ^ 0x40) if ctl != "?" else "\x7f"
-        if other is not None:
-            return "\\" + other
-        code = int(octal, 8) if octal else int(hx or u4 or u8, 16)
-        return chr(code) if code < 0x110000 else "\ufffd"
-
-    return _ANSI.sub(one, text)
 
 
 class _Lexer:
@@ -175,7 +107,7 @@ class _Lexer:
                         raise Incomplete("unmatched )")
                 toks.append(op)
             else:
-                word, i = self.word(i)
+                word, i = self.word(i, _assignment_position(toks))
                 plain = word.plain()
                 if i < n and s[i] in "<>" and not s.startswith("(", i + 1) and plain \
                         and _FD.fullmatch(plain):
@@ -244,10 +176,18 @@ class _Lexer:
 
     # -- words --------------------------------------------------------------------------
 
-    def word(self, i: int) -> tuple[Word, int]:
+    def word(self, i: int, assignment: bool = False) -> tuple[Word, int]:
+        """The word at *i*. Where an assignment may stand, ``NAME[`` opens a subscript
+        that runs to its ``]``, blanks and new lines included, as bash reads it."""
         s, n = self.s, self.n
         word = Word()
         parts = word.parts
+        if assignment:
+            m = _SUBSCRIPT.match(s, i)
+            if m is not None:
+                j = self.subscript_end(m.end())
+                parts.append((s[i:j], LIT))
+                i = j
         while i < n:
             c = s[i]
             if c in _META:
@@ -389,6 +329,26 @@ class _Lexer:
         word.parts.append((s[i - 1:j + 1], EXP))
         return j + 1
 
+    def subscript_end(self, i: int) -> int:
+        s, n = self.s, self.n
+        depth = 1
+        while i < n:
+            c = s[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c in "'\"":
+                j = s.find(c, i + 1)
+                if j < 0:
+                    raise Incomplete("unclosed quote in [")
+                i = j + 1
+                continue
+            depth += (c == "[") - (c == "]")
+            i += 1
+            if not depth:
+                return i
+        raise Incomplete("unclosed [")
+
     def arithmetic_end(self, i: int) -> int | None:
         """The index after the ``))`` closing a ``$((`` whose text starts at *i*; None
         when a ``)`` closes it alone (``$( (cmd) )`` written without the space)."""
@@ -430,6 +390,14 @@ class _Lexer:
                     return i + 1
             i += 1
         raise Incomplete("unclosed ${")
+
+
+def _assignment_position(toks: list[Word | Redir | str]) -> bool:
+    """Where a word may be an assignment: in command position, or after one."""
+    if _command_position(toks):
+        return True
+    last = toks[-1]
+    return isinstance(last, Word) and is_assignment(last)
 
 
 def _command_position(toks: list[Word | Redir | str]) -> bool:

@@ -1,14 +1,15 @@
 """A shell word's fields: brace expansion, tilde expansion and the glob it may be.
 
-:func:`fields` turns one literal :class:`~qrspi_guard.hook.shellwords.Word` into the
+:func:`fields` turns one literal :class:`~qrspi_guard.hook.bash.tokens.Word` into the
 words bash passes on: ``F{01,02}.md`` is ``F01.md F02.md``, ``{1..3}`` is ``1 2 3``
 (``{01..10}`` zero-padded, ``{a..e}``, a step), nested and side by side, only where the
 braces, commas and dots are unquoted (``"{a,b}"`` is one word; an empty field with
 nothing quoted is dropped, so ``{,x}`` is ``x``); a leading unquoted
 ``~`` or ``~user`` is the home directory. Each field is a :class:`Field`, a string that
 also carries the glob pattern it is when an unquoted ``*``, ``?`` or ``[`` is in it
-(quoted ones escaped). A word that would expand to more than :data:`MAX_FIELDS` words
-is unknown (None), like a word holding an expansion. Pure.
+(quoted ones escaped). A word that would expand to more than :data:`MAX_FIELDS` words,
+or that starts with the directory stack's ``~+``, ``~-`` or ``~N``, is unknown (None),
+like a word holding an expansion. Pure.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from qrspi_guard.hook.shellwords import LIT, Word
+from qrspi_guard.hook.bash.tokens import LIT, Word
 
 #: a word expanding to more words than this is not followed
 MAX_FIELDS = 1024
@@ -55,7 +56,26 @@ def fields(word: Word) -> list[Field] | None:
     except _TooMany:
         return None
     # an empty field with nothing quoted in it is no word at all (`{,x}` is `x`)
-    return [_field(_tilde(one)) for one in expanded if any(q or t for t, q in one)]
+    out: list[Field] = []
+    for one in expanded:
+        if not any(q or t for t, q in one):
+            continue
+        expanded_tilde = _tilde(_merged(one))
+        if expanded_tilde is None:
+            return None
+        out.append(_field(expanded_tilde))
+    return out
+
+
+def _merged(atoms: list[Atom]) -> list[Atom]:
+    """Neighbouring atoms quoted alike, joined (``~`` and ``0`` from ``~{0..1}``)."""
+    out: list[Atom] = []
+    for text, quoted in atoms:
+        if out and out[-1][1] == quoted:
+            out[-1] = (out[-1][0] + text, quoted)
+        else:
+            out.append((text, quoted))
+    return out
 
 
 def _field(atoms: list[Atom]) -> Field:
@@ -69,16 +89,20 @@ def _escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
 
 
-def _tilde(atoms: list[Atom]) -> list[Atom]:
-    """``~`` or ``~user`` at the start, unquoted, up to a ``/`` or the end of the word."""
+def _tilde(atoms: list[Atom]) -> list[Atom] | None:
+    """``~`` or ``~user`` at the start, unquoted, up to a ``/``, a ``:``, a ``=~`` (as bash
+    ends it) or the end of the word;
+    None for the directory stack's ``~+``, ``~-``, ``~N`` (not known here)."""
     if not atoms or atoms[0][1] or not atoms[0][0].startswith("~"):
         return atoms
     first = atoms[0][0]
-    slash = first.find("/")
-    if slash < 0 and len(atoms) > 1:
+    end = min((i for i in (first.find(c) for c in ("/", ":", "=~")) if i >= 0), default=-1)
+    if end < 0 and len(atoms) > 1:
         return atoms  # `~"x"`: a quoted part in the prefix, no expansion
-    prefix = first if slash < 0 else first[:slash]
-    if prefix in ("~+", "~-") or not re.fullmatch(r"~[A-Za-z0-9._-]*", prefix):
+    prefix = first if end < 0 else first[:end]
+    if re.fullmatch(r"~[+-]?[0-9]*", prefix) and prefix != "~":
+        return None
+    if not re.fullmatch(r"~[A-Za-z0-9._-]*", prefix):
         return atoms
     home = os.path.expanduser(prefix)
     if home == prefix:
@@ -156,10 +180,10 @@ def _sequence(inner: list[Atom]) -> list[list[Atom]] | None:
         if abs(b - a) // by + 1 > MAX_FIELDS:
             raise _TooMany
         numbers = range(a, b + 1, by) if a <= b else range(a, b - 1, -by)
-        return [[(_padded(x, width), True)] for x in numbers]
+        return [[(_padded(x, width), False)] for x in numbers]
     a, b = ord(c1), ord(c2)
     letters = range(a, b + 1, by) if a <= b else range(a, b - 1, -by)
-    return [[(chr(x), True)] for x in letters]
+    return [[(chr(x), False)] for x in letters]
 
 
 def _padded(number: int, width: int) -> str:

@@ -1,4 +1,4 @@
-"""Bash's grammar over :mod:`~qrspi_guard.hook.shellwords`' tokens: which simple commands
+"""Bash's grammar over :mod:`~qrspi_guard.hook.bash.lexer`' tokens: which simple commands
 a command line runs, and which of them run in a subshell.
 
 :func:`parse` returns a tree of four kinds of node:
@@ -14,14 +14,15 @@ a command line runs, and which of them run in a subshell.
 
 A compound command's redirections (``( ... ) > F``) are kept on a :class:`Seq`. A
 function's body is read where it is defined, as if it ran there. Text bash would
-refuse raises :class:`~qrspi_guard.hook.shellwords.Incomplete`.
+refuse raises :class:`~qrspi_guard.hook.bash.tokens.Incomplete`.
 """
 
 from __future__ import annotations
 
 from typing import TypeAlias
 
-from qrspi_guard.hook.shellwords import Incomplete, Redir, Word, tokens
+from qrspi_guard.hook.bash.lexer import tokens
+from qrspi_guard.hook.bash.tokens import Incomplete, Redir, Word
 
 _CASE_ENDS = (";;", ";&", ";;&")
 
@@ -101,8 +102,7 @@ class _Parser:
     def list_(self, stops: tuple[str, ...]) -> Seq:
         items: list[Node] = []
         while True:
-            while self.peek() in ("\n", ";"):
-                self.i += 1
+            self.newlines()
             tok = self.peek()
             if tok is None or tok in stops or self.reserved(*stops):
                 return Seq(items)
@@ -110,6 +110,8 @@ class _Parser:
             if self.peek() == "&":
                 self.i += 1
                 node = Sub(node)
+            elif self.peek() == ";":
+                self.i += 1
             items.append(node)
 
     def and_or(self) -> Node:

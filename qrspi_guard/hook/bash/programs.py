@@ -1,22 +1,22 @@
 """What each program writes, read from its arguments: the hook's table of programs.
 
 :data:`PROGRAMS` maps a program's name to a function of its arguments (each a
-:class:`~qrspi_guard.hook.shellfields.Field`, or None where an expansion makes it
+:class:`~qrspi_guard.hook.bash.fields.Field`, or None where an expansion makes it
 unknown) and a :class:`~qrspi_guard.hook.shellwrites.Ctx`, which it tells what the
 program writes (``ctx.write``, ``ctx.copy``) and what it runs (``ctx.run``,
-``ctx.script``; :mod:`~qrspi_guard.hook.shellrunners`). A program whose writes
-cannot be read from its arguments raises :class:`~qrspi_guard.hook.shellopts.Opaque`;
+``ctx.script``; :mod:`~qrspi_guard.hook.bash.runners`). A program whose writes
+cannot be read from its arguments raises :class:`~qrspi_guard.hook.bash.options.Opaque`;
 so does every program that is not in the table. Options are read as the program reads
-them (:func:`~qrspi_guard.hook.shellopts.getopt`).
+them (:func:`~qrspi_guard.hook.bash.options.getopt`).
 """
 
 from __future__ import annotations
 
 import re
 
-from qrspi_guard.hook.shellopts import Args, Opaque, getopt, given, known, long_name
-from qrspi_guard.hook.shellrunners import RUNNERS
-from qrspi_guard.hook.shellsed import sed_writes
+from qrspi_guard.hook.bash.options import Args, Opaque, getopt, given, known, long_name
+from qrspi_guard.hook.bash.runners import RUNNERS
+from qrspi_guard.hook.bash.sed import sed_writes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
