@@ -118,6 +118,10 @@ def cases_in(tmp: Path) -> list[Case]:
         ("hook: no-op, tool not judged (Read)", hook,
          payload("PreToolUse", "Read", {"file_path": target}, run), 0, cached),
         ("hook: no-op, shell naming no round", hook,
+         payload("PostToolUse", "Bash", {"command": "git status && ls"}, tmp), 0, cached),
+        # run in a run's directory, a command can reach its rounds: it is read (bash's
+        # grammar), and it only reads
+        ("hook: shell in a run directory, reads", hook,
          payload("PostToolUse", "Bash", {"command": "git status && ls"}, run), 0, cached),
         ("hook: valid finding write", hook,
          payload("PreToolUse", "Write", {"file_path": target, "content": good}, run), 0,

@@ -32,7 +32,7 @@ def test_a_record_is_taken_once(private_hook_state: Path) -> None:
 def test_the_store_is_under_the_users_runtime_directory_and_private(
         private_hook_state: Path) -> None:
     assert callstore.put("s", "k", b"x")
-    store = private_hook_state / "qrspi-guard-hook"
+    store = private_hook_state / "qrspi-guard-hook-calls"
     assert callstore.root() == str(store)
     for path in [store, *store.rglob("*")]:
         assert path.stat().st_mode & 0o777 in (0o700, 0o600), path
@@ -45,7 +45,7 @@ def test_without_a_private_runtime_directory_the_store_is_in_the_temp_directory(
     shared.chmod(0o755)  # another user could enter it: not the runtime directory
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    assert callstore.root() == str(tmp_path / f"qrspi-guard-hook-{os.getuid()}")
+    assert callstore.root() == str(tmp_path / f"qrspi-guard-hook-calls-{os.getuid()}")
     assert callstore.put("s", "k", b"x") and callstore.take("s", "k") == b"x"
 
 
@@ -57,12 +57,12 @@ def test_a_record_too_large_is_not_kept(private_hook_state: Path) -> None:
 def test_a_stale_record_expires(private_hook_state: Path) -> None:
     assert callstore.put("s", "old", b"x")
     old = time.time() - callstore.STALE_SECONDS - 10
-    for path in (private_hook_state / "qrspi-guard-hook").rglob("*.rec"):
+    for path in (private_hook_state / "qrspi-guard-hook-calls").rglob("*.rec"):
         os.utime(path, (old, old))
     assert callstore.take("s", "old") is None  # too old to be this call's
     assert callstore.put("s", "a", b"x")
     assert callstore.put("s", "b", b"y")  # the next write removes stale leftovers
-    names = [p.name for p in (private_hook_state / "qrspi-guard-hook").rglob("*")]
+    names = [p.name for p in (private_hook_state / "qrspi-guard-hook-calls").rglob("*")]
     assert len([n for n in names if n.endswith(".rec")]) == 2
 
 
@@ -71,7 +71,7 @@ def test_a_session_keeps_at_most_its_bound_of_records(private_hook_state: Path,
     monkeypatch.setattr(callstore, "MAX_RECORDS", 5)
     for i in range(20):
         assert callstore.put("s", f"call {i}", b"x")
-    records = list((private_hook_state / "qrspi-guard-hook").rglob("*.rec"))
+    records = list((private_hook_state / "qrspi-guard-hook-calls").rglob("*.rec"))
     assert len(records) <= 5
     assert callstore.take("s", "call 19") == b"x"  # the newest are kept
 
@@ -82,10 +82,10 @@ def test_old_sessions_are_removed(private_hook_state: Path,
     for i in range(8):
         assert callstore.put(f"session {i}", "k", b"x")
         old = time.time() - 1000 + i
-        for d in (private_hook_state / "qrspi-guard-hook").iterdir():
+        for d in (private_hook_state / "qrspi-guard-hook-calls").iterdir():
             if d.stat().st_mtime > old + 500:
                 os.utime(d, (old, old))
-    sessions = [d for d in (private_hook_state / "qrspi-guard-hook").iterdir() if d.is_dir()]
+    sessions = [d for d in (private_hook_state / "qrspi-guard-hook-calls").iterdir() if d.is_dir()]
     assert len(sessions) <= 3
     assert callstore.take("session 7", "k") == b"x"
 
@@ -93,7 +93,7 @@ def test_old_sessions_are_removed(private_hook_state: Path,
 def test_a_record_replaced_by_a_link_is_not_followed(private_hook_state: Path,
                                                      tmp_path: Path) -> None:
     assert callstore.put("s", "k", b"mine")
-    record = next((private_hook_state / "qrspi-guard-hook").rglob("*.rec"))
+    record = next((private_hook_state / "qrspi-guard-hook-calls").rglob("*.rec"))
     secret = tmp_path / "secret"
     secret.write_text("not a record")
     record.unlink()

@@ -170,7 +170,7 @@ def test_the_record_is_bounded_and_private(art: Path, private_hook_state: Path) 
     for i in range(300):
         (rnd(art) / f"tag{i}.finding-F01.md").write_text("x")
     decide(call(f"python3 gen.py {ROUND}", art, "PreToolUse", session_id="s"))
-    store = private_hook_state / "qrspi-guard-hook"
+    store = private_hook_state / "qrspi-guard-hook-calls"
     files = [p for p in store.rglob("*") if p.is_file()]
     assert len(files) == 1 and files[0].stat().st_size < 64 << 10
     for path in [store, *store.rglob("*")]:
@@ -180,7 +180,7 @@ def test_the_record_is_bounded_and_private(art: Path, private_hook_state: Path) 
 @pytest.mark.parametrize("problem", ["group-readable", "a link", "not ours"])
 def test_a_store_that_is_not_private_is_not_used(art: Path, private_hook_state: Path,
                                                  problem: str) -> None:
-    store = private_hook_state / "qrspi-guard-hook"
+    store = private_hook_state / "qrspi-guard-hook-calls"
     if problem == "a link":
         elsewhere = private_hook_state / "elsewhere"
         elsewhere.mkdir(mode=0o700)

@@ -1,10 +1,11 @@
 """Where a pre-tool-use call leaves its record for the post-tool-use call of the same
 tool call (docs/hook.md, "Shell commands").
 
-Records live in a directory private to the user: ``$XDG_RUNTIME_DIR/qrspi-guard-hook/``
-when ``XDG_RUNTIME_DIR`` is a directory of the user's that no one else can enter (the
-per-user runtime directory, removed when the user's last session ends), else
-``qrspi-guard-hook-<uid>/`` in the temporary directory (``TMPDIR``, else ``/tmp``).
+Records live in a directory private to the user:
+``$XDG_RUNTIME_DIR/qrspi-guard-hook-calls/`` when ``XDG_RUNTIME_DIR`` is a directory of
+the user's that no one else can enter (the per-user runtime directory, removed when
+the user's last session ends), else ``qrspi-guard-hook-calls-<uid>/`` in the temporary
+directory (``TMPDIR``, else ``/tmp``).
 Each agent session has a directory of its own in it, named for a digest of the
 session; each record is a file named for a digest of the call's pairing key. Every
 directory is created ``0700`` and used only when it is a real directory owned by the
@@ -56,10 +57,10 @@ def root() -> str:
             st = None
         if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == uid \
                 and not st.st_mode & 0o077:
-            return os.path.join(runtime, "qrspi-guard-hook")
+            return os.path.join(runtime, "qrspi-guard-hook-calls")
     temp = next((v for v in (os.environ.get(k, "") for k in ("TMPDIR", "TEMP", "TMP"))
                  if os.path.isabs(v) and os.path.isdir(v)), "/tmp")
-    return os.path.join(temp, f"qrspi-guard-hook-{uid}")
+    return os.path.join(temp, f"qrspi-guard-hook-calls-{uid}")
 
 
 def digest(text: str) -> str:

@@ -85,9 +85,11 @@ def _record(session: str, key: str, command: str, analysis: Analysis, base: str)
     from qrspi_guard.hook.shellstate import snapshot
     from qrspi_guard.hook.where import rounds_reached
 
-    words = [os.path.join(base, os.path.expanduser(w)) for w in _WORDS.split(command)
-             if w and "\0" not in w and ("round" in w or "reviews" in w)]
-    paths = [p for p, _ in analysis.writes + analysis.names] + words + [base]
+    paths = [p for p, _ in analysis.writes]
+    if analysis.opaque:  # whatever it runs can reach what it names, and where it runs
+        paths += [p for p, _ in analysis.names] + [
+            os.path.join(base, os.path.expanduser(w)) for w in _WORDS.split(command)
+            if w and "\0" not in w and ("round" in w or "reviews" in w)] + [base]
     rounds, scopes = rounds_reached(paths)
     if rounds or scopes:
         state = snapshot(rounds, scopes)

@@ -26,7 +26,6 @@ directory; no printing.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 
@@ -223,6 +222,8 @@ class Ctx:
             raise Opaque  # no file has this name: the runtime cannot even pass it to bash
         pattern = getattr(path, "pattern", None)
         if pattern:
+            import glob
+
             where = base if base is not None else self.state.base
             matches = sorted(glob.glob(os.path.join(glob.escape(where or ""), pattern)))
             if matches:

@@ -21,8 +21,8 @@ from qrspi_guard.hook.bash.tokens import LIT, Word
 
 #: a word expanding to more words than this is not followed
 MAX_FIELDS = 1024
-_SEQUENCE = re.compile(r"(-?[0-9]{1,18})\.\.(-?[0-9]{1,18})(?:\.\.(-?[0-9]{1,18}))?"
-                       r"|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]{1,18}))?")
+_SEQUENCE = (r"(-?[0-9]{1,18})\.\.(-?[0-9]{1,18})(?:\.\.(-?[0-9]{1,18}))?"
+             r"|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]{1,18}))?")  # compiled when first used
 _GLOB_CHARS = frozenset("*?[")
 
 Atom = tuple[str, bool]  # (text, quoted); `{`, `,` and `}` unquoted are atoms alone
@@ -167,7 +167,7 @@ def _sequence(inner: list[Atom]) -> list[list[Atom]] | None:
     """``{x..y[..step]}`` of numbers or letters, or None when it is not one."""
     if any(quoted for _, quoted in inner):
         return None
-    m = _SEQUENCE.fullmatch("".join(t for t, _ in inner))
+    m = re.fullmatch(_SEQUENCE, "".join(t for t, _ in inner))
     if m is None:
         return None
     first, last, step, c1, c2, cstep = m.groups()

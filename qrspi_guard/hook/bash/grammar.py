@@ -19,8 +19,6 @@ refuse raises :class:`~qrspi_guard.hook.bash.tokens.Incomplete`.
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from qrspi_guard.hook.bash.lexer import tokens
 from qrspi_guard.hook.bash.tokens import Incomplete, Redir, Word
 
@@ -57,7 +55,11 @@ class Words:
         self.words = words
 
 
-Node: TypeAlias = "Simple | Seq | Sub | Words"
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import TypeAlias
+
+    Node: TypeAlias = "Simple | Seq | Sub | Words"
 
 
 def parse(command: str) -> Node:

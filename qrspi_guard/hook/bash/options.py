@@ -5,7 +5,9 @@ An argument is a string, or None where an expansion makes it unknown. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
 
 Args = list["str | None"]
 Options = list[tuple[str, "str | None"]]

@@ -19,8 +19,8 @@ REDIRS = frozenset({"<", ">", ">>", ">|", "<>", "<<", "<<-", "<<<", "<&", ">&", 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
             "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_ANSI = re.compile(r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})"
-                   r"|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)|(.))", re.S)
+_ANSI = (r"\\(?:([abeEfnrtv\\'\"?])|([0-7]{1,3})|x([0-9A-Fa-f]{1,2})"
+         r"|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)|(.))")  # compiled when first used
 
 
 class Incomplete(Exception):
@@ -91,7 +91,7 @@ def ansi_c(text: str) -> str:
         code = int(octal, 8) if octal else int(hx or u4 or u8, 16)
         return chr(code) if code < 0x110000 else "\ufffd"
 
-    return _ANSI.sub(one, text)
+    return re.sub(_ANSI, one, text, flags=re.S)
 
 
 def is_assignment(word: Word) -> bool:
