@@ -259,3 +259,18 @@ def test_a_cd_in_a_subshell_ends_with_it(broken: Path) -> None:
     assert writes(f"cd {ROUND} & touch {NAME}", broken) == ([NAME], False)
     assert writes(f"echo $(cd {ROUND}); touch {NAME}", broken) == ([NAME], False)
     assert writes(f"{{ cd {ROUND}; }}; touch {NAME}", broken) == ([f"{ROUND}/{NAME}"], False)
+
+
+@pytest.mark.parametrize("command", [
+    "{ " * 3000 + "ls" + "; }" * 3000, "if true; then " * 2000 + "ls" + "; fi" * 2000,
+    "touch a" + "{1..1}" * 5000, "touch " + "{" * 200000, "((" * 3000 + "x;" + "))" * 3000,
+    "touch x" + "{a,b}" * 20, "echo " + "$(" * 100, "echo " + "`" * 1001,
+    "touch " + "{" * 4000 + "a,b" + "}" * 4000,
+])
+def test_a_command_nested_or_expanded_past_the_bounds_is_opaque(tmp_path: Path,
+                                                                 command: str) -> None:
+    """Bounded by the input: deep nesting (past 64 compound commands, 16 substitutions)
+    and brace expansions past 1,024 words or 64 levels are read as opaque, never a
+    RecursionError or a quadratic scan."""
+    found = analyse(command, str(tmp_path))
+    assert found.opaque and found.writes == []

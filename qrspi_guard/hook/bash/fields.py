@@ -21,6 +21,10 @@ from qrspi_guard.hook.bash.tokens import LIT, Word
 
 #: a word expanding to more words than this is not followed
 MAX_FIELDS = 1024
+#: a word with braces longer than this (in pieces) is not expanded, nor one whose
+#: expansion goes deeper than :data:`MAX_BRACE_DEPTH` braces: unknown, like too many
+MAX_BRACE_ATOMS = 4096
+MAX_BRACE_DEPTH = 64
 _SEQUENCE = (r"(-?[0-9]{1,18})\.\.(-?[0-9]{1,18})(?:\.\.(-?[0-9]{1,18}))?"
              r"|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]{1,18}))?")  # compiled when first used
 _GLOB_CHARS = frozenset("*?[")
@@ -51,8 +55,11 @@ def fields(word: Word) -> list[Field] | None:
         for piece in re.split(r"([{},])", text):
             if piece:
                 atoms.append((piece, False))
+    braced = any(a == ("{", False) for a in atoms)
+    if braced and len(atoms) > MAX_BRACE_ATOMS:
+        return None
     try:
-        expanded = _braces(atoms, [0]) if any(a == ("{", False) for a in atoms) else [atoms]
+        expanded = _braces(atoms, [0], 0) if braced else [atoms]
     except _TooMany:
         return None
     # an empty field with nothing quoted in it is no word at all (`{,x}` is `x`)
@@ -110,14 +117,11 @@ def _tilde(atoms: list[Atom]) -> list[Atom] | None:
     return [(home, True), (first[len(prefix):], False)] + atoms[1:]
 
 
-def _braces(atoms: list[Atom], count: list[int]) -> list[list[Atom]]:
+def _braces(atoms: list[Atom], count: list[int], depth: int) -> list[list[Atom]]:
     """Every brace expansion of *atoms*, left to right, as bash does it."""
-    for i, atom in enumerate(atoms):
-        if atom != ("{", False):
-            continue
-        close, commas = _match(atoms, i)
-        if close is None:
-            continue
+    if depth > MAX_BRACE_DEPTH:
+        raise _TooMany
+    for i, (close, commas) in _pairs(atoms):
         inner = atoms[i + 1:close]
         alternatives = _split(inner) if commas else _sequence(inner)
         if alternatives is None:
@@ -125,7 +129,7 @@ def _braces(atoms: list[Atom], count: list[int]) -> list[list[Atom]]:
         head, tail = atoms[:i], atoms[close + 1:]
         out: list[list[Atom]] = []
         for alternative in alternatives:
-            out.extend(_braces(head + alternative + tail, count))
+            out.extend(_braces(head + alternative + tail, count, depth + 1))
         return out
     count[0] += 1
     if count[0] > MAX_FIELDS:
@@ -133,19 +137,20 @@ def _braces(atoms: list[Atom], count: list[int]) -> list[list[Atom]]:
     return [atoms]
 
 
-def _match(atoms: list[Atom], start: int) -> tuple[int | None, bool]:
-    depth, commas = 0, False
-    for j in range(start, len(atoms)):
-        atom = atoms[j]
+def _pairs(atoms: list[Atom]) -> list[tuple[int, tuple[int, bool]]]:
+    """Each unquoted ``{`` that has its ``}``, in order: (where, (its ``}``, whether a
+    ``,`` stands at its own level)). One pass."""
+    opened: list[list[int]] = []  # [where, has a comma] of each open brace
+    found: dict[int, tuple[int, bool]] = {}
+    for j, atom in enumerate(atoms):
         if atom == ("{", False):
-            depth += 1
-        elif atom == ("}", False):
-            depth -= 1
-            if depth == 0:
-                return j, commas
-        elif atom == (",", False) and depth == 1:
-            commas = True
-    return None, False
+            opened.append([j, 0])
+        elif atom == ("}", False) and opened:
+            where, commas = opened.pop()
+            found[where] = (j, bool(commas))
+        elif atom == (",", False) and opened:
+            opened[-1][1] = 1
+    return sorted(found.items())
 
 
 def _split(inner: list[Atom]) -> list[list[Atom]]:

@@ -76,10 +76,16 @@ def parse_tokens(toks: list[Word | Redir | str]) -> Node:
     return node
 
 
+#: compound commands nested deeper than this are not read (text bash would run, but
+#: no agent writes: the command is opaque)
+MAX_NESTING = 64
+
+
 class _Parser:
     def __init__(self, toks: list[Word | Redir | str]) -> None:
         self.t = toks
         self.i = 0
+        self.nesting = 0
 
     def peek(self, ahead: int = 0) -> Word | Redir | str | None:
         at = self.i + ahead
@@ -141,6 +147,15 @@ class _Parser:
     # -- commands -------------------------------------------------------------------------
 
     def command(self) -> Node:
+        self.nesting += 1
+        try:
+            if self.nesting > MAX_NESTING:
+                raise Incomplete("nested too deep")
+            return self.compound_or_simple()
+        finally:
+            self.nesting -= 1
+
+    def compound_or_simple(self) -> Node:
         tok = self.peek()
         if tok == "(":
             self.i += 1
