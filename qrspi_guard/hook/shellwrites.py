@@ -30,10 +30,10 @@ import os
 import re
 
 from qrspi_guard.hook.bash.fields import Field, fields
-from qrspi_guard.hook.bash.grammar import Seq, Simple, Sub, parse, parse_tokens
+from qrspi_guard.hook.bash.grammar import Seq, Simple, Sub, Words, parse, parse_tokens
 from qrspi_guard.hook.bash.options import Args, Opaque
 from qrspi_guard.hook.bash.programs import PROGRAMS, READERS
-from qrspi_guard.hook.bash.tokens import MAX_DEPTH, Incomplete, Redir, Word, is_assignment
+from qrspi_guard.hook.bash.tokens import MAX_DEPTH, QUO, Incomplete, Redir, Word, is_assignment
 
 #: a command line longer than this is not read (opaque)
 MAX_COMMAND = 1 << 20
@@ -106,11 +106,11 @@ class _Walker:
             node = parse(text)
         except Incomplete:  # bash would refuse it; what is in it is still named
             self.out.opaque = True
-            self.name([Word([(text, 1)])], state)
+            self.name([Word([(text, QUO)])], state)
             return
         self.node(node, state, depth)
 
-    def node(self, node: Simple | Seq | Sub | object, state: _State, depth: int) -> None:
+    def node(self, node: Simple | Seq | Sub | Words, state: _State, depth: int) -> None:
         if isinstance(node, Simple):
             self.simple(node, state, depth)
         elif isinstance(node, Seq):
@@ -119,8 +119,8 @@ class _Walker:
                 self.node(item, state, depth)
         elif isinstance(node, Sub):
             self.node(node.body, state.copy(), depth)
-        else:  # Words: only their substitutions run
-            for word in getattr(node, "words", ()):
+        else:  # only their substitutions run
+            for word in node.words:
                 self.substitutions(word, state, depth)
 
     def substitutions(self, word: Word, state: _State, depth: int) -> None:
@@ -141,11 +141,10 @@ class _Walker:
             self.substitutions(redir.target, state, depth)
             if redir.body is not None and redir.body is not redir.target:
                 self.substitutions(redir.body, state, depth)
-            target = redir.target
-            duplicate = redir.op == ">&" and target.value() is not None and (
-                (target.value() or "").isdigit() or target.value() == "-")
+            value = redir.target.value()
+            duplicate = value is not None and (value.isdigit() or value == "-")  # 2>&1
             if redir.op in _WRITING or (redir.op == ">&" and not duplicate):
-                found = fields(target)
+                found = fields(redir.target)
                 if found is None or len(found) != 1:
                     self.out.opaque = True  # a variable, or an ambiguous redirect
                     continue
@@ -170,7 +169,7 @@ class _Walker:
             ctx.run(argv, same_shell=True)
         except Opaque:
             self.out.opaque = True
-            self.name(words + bodies, state)
+            self.name(cmd.words + bodies, state)  # OUT=R/x python3 gen.py names R/x
 
     def name(self, words: list[Word], state: _State) -> None:
         """The paths in *words*: each field whole, and each piece of its text between

@@ -1,4 +1,5 @@
-"""Where a tool call writes: the round a path lands in, or the rounds a command names.
+"""Where a tool call writes: the round a path lands in, the rounds a command names, and
+the rounds a shell call can reach (:func:`rounds_reached`).
 
 Paths are resolved (``cwd``, ``..``, symbolic links) before deciding. A path with no
 ``reviews`` segment is answered without importing the layout grammar, so a write
