@@ -30,6 +30,13 @@ import os
 import stat
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 #: a record left longer than this is stale: its call never came back
 STALE_SECONDS = 3 * 3600
 #: the largest record kept
@@ -92,42 +99,38 @@ def put(session: str, key: str, data: bytes) -> bool:
     """Keep *data* for *key* in *session*; whether it was kept."""
     if len(data) > MAX_RECORD_BYTES:
         return False
-    try:
-        root_fd = _private(root(), None, True)
-        if root_fd is None:
-            return False
-        try:
-            session_name = digest(session)
-            new = not _exists(session_name, root_fd)
-            session_fd = _private(session_name, root_fd, True)
-            if session_fd is None:
-                return False
-            try:
-                if new:
-                    _prune_sessions(root_fd, keep=session_name)
-                _prune_records(session_fd)
-                return _write(session_fd, digest(key) + ".rec", data)
-            finally:
-                os.close(session_fd)
-        finally:
-            os.close(root_fd)
-    except (OSError, NotImplementedError):
-        return False
+
+    def keep(session_fd: int) -> bool:
+        _prune_records(session_fd)
+        return _write(session_fd, digest(key) + ".rec", data)
+
+    return _in_session(session, True, keep) is True
 
 
 def take(session: str, key: str) -> bytes | None:
     """The data kept for *key* in *session*, removed; None when there is none (or it
     is stale, too large, or not a file of the user's)."""
+    return _in_session(session, False, lambda fd: _claim(fd, digest(key) + ".rec"))
+
+
+def _in_session(session: str, create: bool, use: Callable[[int], T]) -> T | None:
+    """*use* (the session's directory, as a descriptor) with the root and the session's
+    directory open, made first when *create* (a new session prunes the old ones); None
+    when either is not the user's own, or a system call fails."""
     try:
-        root_fd = _private(root(), None, False)
+        root_fd = _private(root(), None, create)
         if root_fd is None:
             return None
         try:
-            session_fd = _private(digest(session), root_fd, False)
+            name = digest(session)
+            new = create and not _exists(name, root_fd)
+            session_fd = _private(name, root_fd, create)
             if session_fd is None:
                 return None
             try:
-                return _claim(session_fd, digest(key) + ".rec")
+                if new:
+                    _prune_sessions(root_fd, keep=name)
+                return use(session_fd)
             finally:
                 os.close(session_fd)
         finally:

@@ -185,7 +185,7 @@ class _Lexer:
         if assignment:
             m = _SUBSCRIPT.match(s, i)
             if m is not None:
-                j = self.subscript_end(m.end())
+                j = self.matching(m.end(), "[", "]")
                 parts.append((s[i:j], LIT))
                 i = j
         while i < n:
@@ -296,7 +296,7 @@ class _Lexer:
             word.parts.append((s[i:j], EXP))
             return j
         if nxt == "{":
-            j = self.brace_end(i + 2)
+            j = self.matching(i + 2, "{", "}")
             raw = s[i:j]
             word.unknown = word.unknown or "$(" in raw or "`" in raw
             word.parts.append((raw, EXP))
@@ -329,26 +329,6 @@ class _Lexer:
         word.parts.append((s[i - 1:j + 1], EXP))
         return j + 1
 
-    def subscript_end(self, i: int) -> int:
-        s, n = self.s, self.n
-        depth = 1
-        while i < n:
-            c = s[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c in "'\"":
-                j = s.find(c, i + 1)
-                if j < 0:
-                    raise Incomplete("unclosed quote in [")
-                i = j + 1
-                continue
-            depth += (c == "[") - (c == "]")
-            i += 1
-            if not depth:
-                return i
-        raise Incomplete("unclosed [")
-
     def arithmetic_end(self, i: int) -> int | None:
         """The index after the ``))`` closing a ``$((`` whose text starts at *i*; None
         when a ``)`` closes it alone (``$( (cmd) )`` written without the space)."""
@@ -368,7 +348,9 @@ class _Lexer:
             i += 1
         raise Incomplete("unclosed $((")
 
-    def brace_end(self, i: int) -> int:
+    def matching(self, i: int, opening: str, closing: str) -> int:
+        """The index after the *closing* that matches an *opening* just before *i*;
+        quotes and backslashes make what they hold plain text."""
         s, n = self.s, self.n
         depth = 1
         while i < n:
@@ -379,17 +361,14 @@ class _Lexer:
             if c in "'\"":
                 j = s.find(c, i + 1)
                 if j < 0:
-                    raise Incomplete("unclosed quote in ${")
+                    raise Incomplete(f"unclosed quote in {opening}")
                 i = j + 1
                 continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if not depth:
-                    return i + 1
+            depth += (c == opening) - (c == closing)
             i += 1
-        raise Incomplete("unclosed ${")
+            if not depth:
+                return i
+        raise Incomplete(f"unclosed {opening}")
 
 
 def _assignment_position(toks: list[Word | Redir | str]) -> bool:

@@ -18,14 +18,18 @@ class Opaque(Exception):
 
 
 def getopt(args: Sequence[str | None], values: str = "", longs: tuple[str, ...] = (),
-           optional: tuple[str, ...] = ()) -> tuple[Options, Args]:
+           optional: tuple[str, ...] = (), attached: str = "",
+           flags: tuple[str, ...] = ()) -> tuple[Options, Args]:
     """(options and their values, operands) of GNU-style *args*: short options in
     *values* and long ones in *longs* take a value (attached or the next argument),
-    those in *optional* only after ``=``; a long option may be abbreviated to a unique
-    prefix; short options cluster (``-rno out``); options and operands mix; ``--``
-    ends the options. An unknown word (None) is an operand."""
+    those in *attached* and *optional* only an attached one (``-i.bak``, ``--in-place=
+    .bak``); *flags* are the long options that take none. A long option may be
+    abbreviated to a unique prefix of all of those; short options cluster (``-rno
+    out``); options and operands mix; ``--`` ends the options. An unknown word (None)
+    is an operand."""
     opts: Options = []
     operands: Args = []
+    known_longs = longs + optional + flags
     i = 0
     while i < len(args):
         a = args[i]
@@ -37,18 +41,18 @@ def getopt(args: Sequence[str | None], values: str = "", longs: tuple[str, ...] 
             break
         elif a.startswith("--"):
             name, eq, value = a[2:].partition("=")
-            full = long_name(name, longs + optional)
+            full = long_name(name, known_longs)
             taken: str | None = value if eq else None
             if full in longs and not eq:
                 taken, i = (args[i] if i < len(args) else None), i + 1
             opts.append(("--" + (full or name), taken))
         else:
             for j in range(1, len(a)):
-                if a[j] in values:
-                    attached: str | None = a[j + 1:]
-                    if not attached:
-                        attached, i = (args[i] if i < len(args) else None), i + 1
-                    opts.append(("-" + a[j], attached))
+                if a[j] in values or a[j] in attached:
+                    value_: str | None = a[j + 1:]
+                    if not value_ and a[j] in values:
+                        value_, i = (args[i] if i < len(args) else None), i + 1
+                    opts.append(("-" + a[j], value_))
                     break
                 opts.append(("-" + a[j], None))
     return opts, operands

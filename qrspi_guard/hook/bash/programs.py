@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from qrspi_guard.hook.bash.options import Args, Opaque, getopt, given, known, long_name
+from qrspi_guard.hook.bash.options import Args, Opaque, getopt, given, known
 from qrspi_guard.hook.bash.runners import RUNNERS
 from qrspi_guard.hook.bash.sed import sed_writes
 
@@ -156,60 +156,31 @@ def _git(args: Args, ctx: Ctx) -> None:
             raise Opaque  # a program git runs
 
 
-_SED_LONGS = ("expression", "file", "in-place", "line-length", "null-data", "zero-terminated",
-              "quiet", "silent", "regexp-extended", "separate", "sandbox", "unbuffered",
-              "posix", "debug", "follow-symlinks", "binary", "help", "version")
+_SED_FLAGS = ("null-data", "zero-terminated", "quiet", "silent", "regexp-extended",
+              "separate", "sandbox", "unbuffered", "posix", "debug", "follow-symlinks",
+              "binary", "help", "version")
+#: the options sed has, but ``-f``/``--file`` (a script in a file: opaque)
+_SED_OPTIONS = frozenset({"-n", "-r", "-s", "-u", "-E", "-z", "-e", "-l", "-i",
+                          "--expression", "--line-length", "--in-place",
+                          *(f"--{flag}" for flag in _SED_FLAGS)})
 
 
 def _sed(args: Args, ctx: Ctx) -> None:
     """``sed -i`` rewrites its files; its script's ``w`` commands and flags write theirs."""
-    rest = known(args)
-    scripts: list[str] = []
-    files: list[str] = []
-    in_place = sandbox = False
-    i = 0
-    while i < len(rest):
-        a = rest[i]
-        i += 1
-        if a == "-" or not a.startswith("-"):
-            files.append(a)
-        elif a == "--":
-            files.extend(rest[i:])
-            break
-        elif a.startswith("--"):
-            name, eq, value = a[2:].partition("=")
-            full = long_name(name, _SED_LONGS)
-            if full in ("expression", "line-length") and not eq:
-                value, i = (rest[i] if i < len(rest) else ""), i + 1
-            if full == "file" or full is None:
-                raise Opaque  # a script in a file, or an option sed does not have
-            if full == "expression":
-                scripts.append(value)
-            in_place = in_place or full == "in-place"
-            sandbox = sandbox or full == "sandbox"
-        else:
-            for j in range(1, len(a)):
-                letter, attached = a[j], a[j + 1:]
-                if letter in "el":
-                    if not attached:
-                        attached, i = (rest[i] if i < len(rest) else ""), i + 1
-                    if letter == "e":
-                        scripts.append(attached)
-                    break
-                if letter == "i":  # what follows is its backup suffix (-i.bak)
-                    in_place = True
-                    break
-                if letter not in "nrsuEz":
-                    raise Opaque  # -f FILE, or an option sed does not have
+    opts, files = getopt(known(args), "elf", ("expression", "file", "line-length"),
+                         ("in-place",), attached="i", flags=_SED_FLAGS)
+    if any(key not in _SED_OPTIONS for key, _ in opts):
+        raise Opaque  # -f FILE, or an option sed does not have
+    scripts = [value or "" for value in given(opts, "-e", "--expression")]
     if not scripts and files:
-        scripts.append(files.pop(0))
+        scripts.append(files.pop(0) or "")
     written = sed_writes("\n".join(scripts))
-    if sandbox:
+    if given(opts, "--sandbox"):
         return  # w, r and e are refused: sed writes nothing
     for path in written:
         ctx.write(path)
-    for path in files if in_place else ():
-        ctx.write(path)
+    for file in files if given(opts, "-i", "--in-place") else ():
+        ctx.write(file)
 
 
 def _perl(args: Args, ctx: Ctx) -> None:
