@@ -58,6 +58,13 @@ def payload(event: str, tool: str, tool_input: dict[str, Any], cwd: Path) -> byt
                        "tool_name": tool, "tool_input": tool_input}).encode()
 
 
+def shell_payload(event: str, command: str, cwd: Path) -> bytes:
+    """A Bash call, with the tool-use id Claude Code pairs its pre and post calls by."""
+    doc = json.loads(payload(event, "Bash", {"command": command}, cwd))
+    doc["tool_use_id"] = "toolu_bench"
+    return json.dumps(doc).encode()
+
+
 def timed(cmd: list[str], stdin: bytes, expect: int, env: dict[str, str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env)
@@ -99,6 +106,10 @@ def cases_in(tmp: Path) -> list[Case]:
     outside = payload("PreToolUse", "Write", {"file_path": str(run / "design.md"),
                                               "content": "# Design\n"}, run)
     good = FINDING.format(change_type="correctness")
+    written = round_dir / "quality-claude.finding-F03.md"  # what the shell cases wrote
+    written.write_text(good.replace("R3-F02", "R3-F03"))
+    script = f"python3 tools/write_findings.py {round_dir}"
+    heredoc = f"cat > {written} <<'EOF'\n{good.replace('R3-F02', 'R3-F03')}EOF"
     return [
         ("python -c pass (baseline)", [sys.executable, "-c", "pass"], b"", 0, cached),
         ("python -S -c pass (no site)", [sys.executable, "-S", "-c", "pass"], b"", 0, cached),
@@ -107,6 +118,10 @@ def cases_in(tmp: Path) -> list[Case]:
         ("hook: no-op, tool not judged (Read)", hook,
          payload("PreToolUse", "Read", {"file_path": target}, run), 0, cached),
         ("hook: no-op, shell naming no round", hook,
+         payload("PostToolUse", "Bash", {"command": "git status && ls"}, tmp), 0, cached),
+        # run in a run's directory, a command can reach its rounds: it is read (bash's
+        # grammar), and it only reads
+        ("hook: shell in a run directory, reads", hook,
          payload("PostToolUse", "Bash", {"command": "git status && ls"}, run), 0, cached),
         ("hook: valid finding write", hook,
          payload("PreToolUse", "Write", {"file_path": target, "content": good}, run), 0,
@@ -128,6 +143,14 @@ def cases_in(tmp: Path) -> list[Case]:
                                          "content": FINDING.format(change_type="corectness")},
                  run), 0, cached),
         ("hook: no-op, no bytecode cache", hook, outside, 0, uncached),
+        # a shell call: the pre call records the state of the round a script can reach,
+        # the post call (paired by the tool-use id) judges what changed during the call
+        ("hook: shell pre, a script naming a round", hook,
+         shell_payload("PreToolUse", script, run), 0, cached),
+        ("hook: shell post, the same script", hook,
+         shell_payload("PostToolUse", script, run), 0, cached),
+        ("hook: shell post, a heredoc write", hook,
+         shell_payload("PostToolUse", heredoc, run), 0, cached),
     ]
 
 

@@ -23,6 +23,17 @@ settings.register_profile("deterministic", derandomize=True, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
+@pytest.fixture(autouse=True)
+def private_hook_state(tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's hook calls keep their records (hook/callstore.py) in a runtime
+    directory of their own, so no test sees another's (nor the user's)."""
+    runtime = tmp_path_factory.mktemp("xdg-runtime")
+    runtime.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    return runtime
+
+
 @pytest.fixture
 def run(tmp_path: Path) -> Run:
     return Run(tmp_path / "art").config()

@@ -8,6 +8,11 @@ Modules, each with one reason to change:
 - :mod:`~qrspi_guard.hook.where`: the round a path lands in, the rounds a command names;
 - :mod:`~qrspi_guard.hook.edits`: an Edit, MultiEdit or replace applied in memory;
 - :mod:`~qrspi_guard.hook.judging`: the judgement (:func:`decide`, :func:`judge`);
+- :mod:`~qrspi_guard.hook.shell`: a shell call: the state before, what changed after,
+  whom it blames; :mod:`~qrspi_guard.hook.shellwrites`: what a command line writes and
+  names, read with bash's grammar (:mod:`~qrspi_guard.hook.bash`);
+  :mod:`~qrspi_guard.hook.shellstate`: the state of the rounds a call can reach;
+  :mod:`~qrspi_guard.hook.callstore`: where a pre call's record waits for its post call;
 - :mod:`~qrspi_guard.hook.message`: what the agent is shown;
 - :mod:`~qrspi_guard.hook.respond`: the exit-2 form and the runtimes' JSON forms;
 - :mod:`~qrspi_guard.hook.run`: the process (argv, stdin, exit code), click-free;

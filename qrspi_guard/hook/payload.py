@@ -144,11 +144,13 @@ def runtime_of(payload: dict[str, Any], runtime: str | None = None) -> str | Non
 class Call:
     """One tool call, resolved: who sent it, when, and what the tool does to a file."""
 
-    __slots__ = ("runtime", "event", "tool", "kind", "key", "tool_input", "cwd", "cwd_given")
+    __slots__ = ("runtime", "event", "tool", "kind", "key", "tool_input", "cwd", "cwd_given",
+                 "session", "use_id")
 
     def __init__(self, runtime: str, event: str, tool: str, kind: str | None, key: str,
                  tool_input: dict[str, Any], cwd: str | None,
-                 cwd_given: object = None) -> None:
+                 cwd_given: object = None, session: str = "",
+                 use_id: str | None = None) -> None:
         self.runtime = runtime
         self.event = event
         self.tool = tool
@@ -157,6 +159,20 @@ class Call:
         self.tool_input = tool_input
         self.cwd = cwd
         self.cwd_given = cwd_given  #: the payload's own ``cwd`` value, before checking
+        self.session = session  #: the payload's ``session_id`` ("" when it has none)
+        self.use_id = use_id  #: the payload's ``tool_use_id`` (Claude Code's), if any
+
+    def pairing(self) -> tuple[str, str]:
+        """(the session, the call) that a pre-tool-use call and the post-tool-use call
+        of the same tool call share: the runtime's tool-use id where the payload has
+        one (Claude Code's ``tool_use_id``), else the call itself (Gemini CLI sends no
+        id): its tool, its command and directory, and its ``cwd``."""
+        session = f"{self.runtime}\0{self.session}"
+        if self.use_id is not None:
+            return session, f"id\0{self.use_id}"
+        shown = [self.tool, str(self.cwd_given)] + [
+            json.dumps(self.tool_input.get(k)) for k in _place_keys()]
+        return session, "call\0" + "\0".join(shown)
 
     def text(self, key: str, required: bool = True) -> str | None:
         """``tool_input[key]`` as a string; a missing or mistyped one is a failure."""
@@ -204,7 +220,17 @@ def resolve(payload: dict[str, Any], event: str | None = None,
 
         raise HookFailure(f"{one_line(tool, 40)} payload has no tool_input object")
     return Call(rt, ev, tool, kind, key, tool_input if isinstance(tool_input, dict) else {},
-                cwd, given)
+                cwd, given, _short(payload.get("session_id")) or "",
+                _short(payload.get("tool_use_id")))
+
+
+#: an id longer than this is not an id (the payload's own keys pair the hook's calls)
+MAX_ID = 1024
+
+
+def _short(value: object) -> str | None:
+    """A payload's id: a non-empty string of at most :data:`MAX_ID` characters."""
+    return value if isinstance(value, str) and 0 < len(value) <= MAX_ID else None
 
 
 def _place_keys() -> tuple[str, ...]:

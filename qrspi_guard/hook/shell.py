@@ -1,18 +1,33 @@
-"""The hook after a shell tool call: only what the command wrote is judged and named.
+"""The hook around a shell tool call: what the call changed, and whom it blames (cli.md,
+the hook paragraph).
 
-The files a command writes are read from its command line
-(:func:`qrspi_guard.hook.shellwrites.writes`); a command that only reads or lists
-(``cat``, ``ls``, ``grep -r``) writes nothing, and the hook says nothing, however the
-rounds it looked at stand. For a command whose writes cannot be read from its command
-line (a script it runs), the pre-tool-use call records the state of the rounds it names
-and the post-tool-use call judges the entries that changed during the call; without
-that record the hook cannot tell, and it judges only what the command line shows.
-An agent is never told to fix a file its command did not write (cli.md).
+A shell call is never refused before it runs. The pre-tool-use call reads the command
+(:func:`~qrspi_guard.hook.shellwrites.analyse`); unless it only reads, it records the
+state of the review rounds the call can reach
+(:func:`~qrspi_guard.hook.where.rounds_reached`, :mod:`~qrspi_guard.hook.shellstate`)
+in the call store (:mod:`~qrspi_guard.hook.callstore`), under the pairing key of the
+call (:meth:`~qrspi_guard.hook.payload.Call.pairing`). The post-tool-use call takes
+that record back and judges the files new or changed during the call, whatever wrote
+them; reviewers write one round in parallel, so the agent is blamed only for (see
+:func:`blamed`):
+
+- a command whose writes are all read from its command line: the files it visibly
+  writes (that changed);
+- an opaque one (a script, ``python -c``, a program nobody listed): the changed files
+  it names or visibly writes; when it names none, the changed files of the one tag that
+  changed (files of no tag count as one more tag); when several tags changed, nothing
+  (``watch`` and ``check`` still judge every file);
+- without a record (a post call whose pre call did not run or could not record):
+  the files it visibly writes or (opaque) names.
+
+An agent is never told to fix a file its command did not name or write.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 from qrspi_guard.hook.payload import Call, base_dir
 from qrspi_guard.hook.where import MAX_SHELL_ROUNDS, Target, locate, rounds_named
@@ -21,35 +36,34 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from qrspi_guard.contract.diagnostics import Diagnostic
     from qrspi_guard.hook.judging import Ask, Decision
+    from qrspi_guard.hook.shellwrites import Analysis
 
 #: at most this many written files are judged for one command
 MAX_FILES = 256
+_WORDS = re.compile(r"[\s;|&<>()`'\"=,:\[\]{}]+")
 
-
-def _key(call: Call, base: str, command: str) -> str:
-    return "\0".join((call.runtime, base, command))
+Entry = tuple[str, str]  # (round directory, entry name)
 
 
 def decide_shell(call: Call, ask: Ask) -> Decision:
-    """Before the call: record the named rounds' state when the command's writes cannot
-    be read from it (never blocks). After it: judge what it wrote, each file through
-    the one judge for its path (*ask*: ``--settings`` and the payload's cwd)."""
+    """Before the call: record the state of the rounds it can reach (never blocks).
+    After it: judge what it changed and is blamed for, each file through the one judge
+    for its path (*ask*: ``--settings`` and the payload's cwd)."""
     from qrspi_guard.hook.judging import Decision
-    from qrspi_guard.hook.shellwrites import changed, record, writes
+    from qrspi_guard.hook.shellwrites import analyse
 
     command = call.text("command")
     assert command is not None
     base = base_dir(call)
     ignore = Decision("ignore", event=call.event, runtime=call.runtime)
-    if call.event == "pre":
-        named = rounds_named(command, base)
-        if named and writes(command, base)[1]:
-            record(_key(call, base, command), [r for r, _, _ in named])
+    analysis = analyse(command, base)
+    if analysis.reads_only:
         return ignore
-    paths, opaque = writes(command, base)
-    if opaque:
-        more = changed(_key(call, base, command))
-        paths += [p for p in more or () if p not in paths]
+    session, key = call.pairing()
+    if call.event == "pre":
+        _record(session, key, command, analysis, base)
+        return ignore
+    paths = blamed(analysis, _recorded(session, key, command))
     groups = _judged(paths[:MAX_FILES], base, ask)
     every = [d for _, _, ds in groups for d in ds]
     if not groups:
@@ -61,6 +75,105 @@ def decide_shell(call: Call, ask: Ask) -> Decision:
 
     return Decision("block", render_rounds(groups), tuple(every), None, call.event,
                     call.runtime)
+
+
+# -- the record: before the call, and after it --------------------------------------------
+
+
+def _record(session: str, key: str, command: str, analysis: Analysis, base: str) -> None:
+    from qrspi_guard.hook import callstore
+    from qrspi_guard.hook.shellstate import snapshot
+    from qrspi_guard.hook.where import rounds_reached
+
+    paths = [p for p, _ in analysis.writes]
+    if analysis.opaque:  # whatever it runs can reach what it names, and where it runs
+        paths += [p for p, _ in analysis.names] + [
+            os.path.join(base, os.path.expanduser(w)) for w in _WORDS.split(command)
+            if w and "\0" not in w and ("round" in w or "reviews" in w)] + [base]
+    rounds, scopes = rounds_reached(paths)
+    if rounds or scopes:
+        state = snapshot(rounds, scopes)
+        record = {"key": callstore.digest(key), "command": callstore.digest(command),
+                  "state": state}
+        callstore.put(session, key, json.dumps(record).encode("utf-8", "surrogatepass"))
+
+
+def _recorded(session: str, key: str, command: str) -> dict[str, object] | None:
+    """The state the pre call recorded for this call, or None."""
+    from qrspi_guard.hook import callstore
+
+    data = callstore.take(session, key)
+    if data is None:
+        return None
+    try:
+        record = json.loads(data.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("key") != callstore.digest(key) \
+            or record.get("command") != callstore.digest(command) \
+            or not isinstance(record.get("state"), dict):
+        return None  # another call's record under a colliding key: not this one's
+    state: dict[str, object] = record["state"]
+    return state
+
+
+# -- whom to blame ------------------------------------------------------------------------
+
+
+def _entry(path: str) -> Entry | None:
+    """The round entry *path* writes (the round's own name for a path below an entry)."""
+    if "round" not in path:
+        return None
+    target = locate(path)
+    return None if target is None else (target.round_dir, target.name)
+
+
+def blamed(analysis: Analysis, before: dict[str, object] | None) -> list[str]:
+    """The files the command is blamed for (absolute paths), by the rules above:
+    *before* is the recorded state (None: there is none)."""
+    writes = [p for p, _ in analysis.writes]
+    if before is None:
+        names = [p for p, _ in analysis.names
+                 if _entry(p) is not None and os.path.lexists(p)]
+        return list(dict.fromkeys(writes + names))
+    from qrspi_guard.hook.shellstate import changed
+
+    rounds = before.get("rounds")
+    recorded: dict[str, object] = rounds if isinstance(rounds, dict) else {}
+    existed = {(r, name) for r, entries in recorded.items() if isinstance(entries, dict)
+               for name in entries}
+    visible: set[Entry] = set()
+    outside: list[str] = []
+    for path, globbed in analysis.writes:
+        entry = _entry(path)
+        if entry is None or entry[0] not in recorded:
+            outside.append(path)  # not in a recorded round: judged as written
+        elif not globbed or entry in existed:  # a glob matched what was there before
+            visible.add(entry)
+    now = [(os.path.dirname(p), os.path.basename(p)) for p in changed(before)]
+    new_or_changed = set(now)
+    named: set[Entry] = set()  # reviewer files it names: there before, or made by the call
+    for path, globbed in analysis.names:
+        entry = _entry(path)
+        if entry is not None and entry[0] in recorded and (
+                entry in existed or (not globbed and entry in new_or_changed)):
+            named.add(entry)
+    if not analysis.opaque:
+        picked = [e for e in now if e in visible]
+    elif visible or named:
+        picked = [e for e in now if e in visible or e in named]
+    else:
+        picked = now if len({_tag(name) for _, name in now}) == 1 else []
+    return list(dict.fromkeys([os.path.join(*e) for e in picked] + outside))
+
+
+def _tag(name: str) -> str | None:
+    from qrspi_guard.contract.layout import classify
+
+    return classify(name).tag
+
+
+# -- judging what is blamed ------------------------------------------------------------------
 
 
 def _judged(paths: list[str], base: str,

@@ -1,398 +1,307 @@
-"""What a shell command writes, read from its command line (cli.md, the hook paragraph).
+"""What a shell command writes, and what it names, read from its command line (cli.md,
+the hook paragraph).
 
-:func:`writes` reads a command as a shell would split it (quotes, ``;``, ``&&``, ``|``,
-new lines, here-documents) and returns the files it writes or changes: redirections
-(``>``, ``>>``, ``&>``, ``>|``), ``tee``, ``sed -i`` and ``perl -i``, ``cp``, ``mv``,
-``install`` and ``ln`` (their destination), ``touch``, ``truncate``, ``dd of=``,
-``mkdir``, ``chmod``. Commands that only read or list (``cat``, ``ls``, ``grep``...)
-write nothing. Anything else (a script, an interpreter, a path held in a variable) is
-*opaque*: its writes cannot be read from the command line, and the answer says so.
+:func:`analyse` reads a command as bash reads it (:mod:`~qrspi_guard.hook.bash.grammar`:
+quotes, comments, here-documents, continuations, brace expansion, subshells,
+command substitutions) and returns an :class:`Analysis`:
 
-:func:`record` and :func:`changed` are the fallback for opaque commands: the pre-tool-use
-call records the state (inode, size, modification time) of every entry of the rounds
-the command names, and the post-tool-use call compares, so only what changed during
-the call is judged. Without a record the hook cannot tell, and judges nothing beyond
-what the command line shows. Pure but for that small state file in the temporary
+- ``writes``: the files it visibly writes or changes: its output redirections
+  (``>``, ``>>``, ``>|``, ``&>``, ``<>``, ``>&FILE``) and what each program in
+  :mod:`~qrspi_guard.hook.bash.programs` writes (``tee``, ``sed -i`` and sed's ``w``,
+  ``cp`` ..., ``sort -o``, ``uniq IN OUT``, ``xxd IN OUT``, ``find -fprint``,
+  ``yq -i``, ``tree -o``, ``git diff --output``), followed through ``cd``,
+  ``sh -c``, ``eval`` and the programs that run their arguments (``env``, ``nice``...);
+- ``opaque``: some of its writes cannot be read from it (a script, an interpreter,
+  a program not in the table, a path held in a variable, text bash would refuse);
+- ``names``: the paths the opaque commands name, in their words and in the
+  here-documents they read (``python3 - <<EOF ... open('R/x.md', 'w')``), split
+  generously: whatever they write, these are the files they may have written.
+
+A path is absolute, joined to the directory the command runs in at that point (a
+``cd`` moves it until its subshell ends; a ``cd`` that cannot be followed makes later
+relative paths unknown); a glob is matched on the disk (flagged: bash matched it
+before the call). Reads the disk only to match globs and to tell a copy into a
 directory; no printing.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-import shlex
 
-#: commands that only read, list or print: they write nothing but their redirections
-READ_ONLY = frozenset("""
-    cat tac ls dir grep egrep fgrep rg ag head tail wc stat file less more echo printf
-    true false test [ pwd diff cmp sort cut tr jq yq column nl fold comm
-    tree du df basename dirname realpath readlink which type command sleep date
-    sha1sum sha256sum md5sum xxd od hexdump strings uniq env printenv id whoami
-    """.split())
-#: git subcommands that write nothing in the working tree
-GIT_READ = frozenset("status diff log show ls-files rev-parse blame grep branch".split())
-#: words in front of a command that do not change what it writes
-PREFIXES = frozenset("sudo nohup time nice exec builtin".split())
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&", ";;"})
-_HEREDOC = re.compile(r"<<-?\s*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|<>()]+))")
-_EXPANSION = re.compile(r"[$`]")
-_GLOB = re.compile(r"[*?\[]")
+from qrspi_guard.hook.bash.fields import Field, fields
+from qrspi_guard.hook.bash.grammar import Seq, Simple, Sub, Words, parse, parse_tokens
+from qrspi_guard.hook.bash.options import Args, Opaque
+from qrspi_guard.hook.bash.programs import PROGRAMS, READERS
+from qrspi_guard.hook.bash.tokens import MAX_DEPTH, QUO, Incomplete, Redir, Word, is_assignment
 
-
-class Opaque(Exception):
-    """The command's writes cannot be read from its command line."""
+#: a command line longer than this is not read (opaque)
+MAX_COMMAND = 1 << 20
+#: at most this many paths written and named are kept; past it the command is opaque
+MAX_PATHS = 4096
+#: at most this many command lines (the command, ``sh -c``, ``eval``...) are read
+MAX_SCRIPTS = 64
+_WRITING = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_SPLIT = re.compile(r"[\s;|&<>()`'\"=,:\[\]{}]+")
+_SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 
 
-def _strip_heredocs(command: str) -> str:
-    """*command* with the bodies of its here-documents left out (they are data)."""
-    lines = command.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        i += 1
-        for m in _HEREDOC.finditer(line):
-            if line[m.start():m.start() + 3] == "<<<":
-                continue
-            delimiter = next(g for g in m.groups() if g is not None)
-            dash = line[m.start():m.start() + 3] == "<<-"
-            while i < len(lines):
-                body = lines[i].lstrip("\t") if dash else lines[i]
-                i += 1
-                if body == delimiter:
-                    break
-    return "\n".join(out)
+class Analysis:
+    """What a command writes (``writes``), what its opaque parts name (``names``), as
+    (absolute path, matched by a glob), and whether some writes cannot be read
+    (``opaque``)."""
+
+    __slots__ = ("writes", "names", "opaque")
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, bool]] = []
+        self.names: list[tuple[str, bool]] = []
+        self.opaque = False
+
+    @property
+    def reads_only(self) -> bool:
+        """It writes nothing, as far as anything can tell."""
+        return not self.opaque and not self.writes
+
+    def add(self, into: list[tuple[str, bool]], path: str, globbed: bool) -> None:
+        if len(self.writes) + len(self.names) >= MAX_PATHS:
+            self.opaque = True
+        elif (path, globbed) not in into:
+            into.append((path, globbed))
+
+    def __repr__(self) -> str:
+        return f"Analysis(writes={self.writes!r}, names={self.names!r}, opaque={self.opaque})"
 
 
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(_strip_heredocs(command), posix=True, punctuation_chars=";&|<>()\n")
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote: not something to read writes from
-        raise Opaque from None
-
-
-def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
-    """(words, redirection targets that are written) of each simple command."""
-    out: list[tuple[list[str], list[str]]] = []
-    words: list[str] = []
-    targets: list[str] = []
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        i += 1
-        if tok in _SEPARATORS:
-            if words or targets:
-                out.append((words, targets))
-            words, targets = [], []
-            continue
-        if tok and set(tok) <= set("<>&|"):
-            target = tokens[i] if i < len(tokens) else ""
-            i += 1
-            if ">" not in tok:
-                continue  # input: <, <<, <<<
-            if tok.endswith("&") and (target.isdigit() or target == "-"):
-                continue  # 2>&1: a descriptor, not a file
-            if words and words[-1].isdigit():
-                words.pop()  # the descriptor number of `2> file`
-            targets.append(target)
-            continue
-        words.append(tok)
-    if words or targets:
-        out.append((words, targets))
+def analyse(command: str, base: str) -> Analysis:
+    """What *command*, run in directory *base*, writes and names."""
+    out = Analysis()
+    _Walker(out).script(command, _State(base), 0)
     return out
 
 
-def _operands(args: list[str], with_value: frozenset[str] = frozenset()) -> list[str]:
-    """*args* without their options (``--`` ends them; *with_value* options take the
-    next word)."""
-    out: list[str] = []
-    i, ended = 0, False
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if ended or not a.startswith("-") or a == "-":
-            out.append(a)
-        elif a == "--":
-            ended = True
-        elif a in with_value:
-            i += 1
-    return out
+class _State:
+    """Where relative paths start (None: after a ``cd`` that could not be followed)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: str | None) -> None:
+        self.base = base
+
+    def copy(self) -> _State:
+        return _State(self.base)
 
 
-def _copy_like(args: list[str]) -> list[str]:
-    target_dir = None
-    rest: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if a in ("-t", "--target-directory"):
-            target_dir = args[i] if i < len(args) else None
-            i += 1
-        elif a.startswith("--target-directory="):
-            target_dir = a.split("=", 1)[1]
-        elif a in ("-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"):
-            i += 1
-        elif a.startswith("-") and a != "-":
-            continue
-        else:
-            rest.append(a)
-    if target_dir is None:
-        if len(rest) < 2:
-            return []
-        *sources, dest = rest
-    else:
-        sources, dest = rest, target_dir
-    return [f"{dest}\0{s}" for s in sources]  # resolved against the disk later
+class _Walker:
+    def __init__(self, out: Analysis) -> None:
+        self.out = out
+        self.scripts = 0
 
-
-def _in_place(args: list[str], script_options: frozenset[str], perl: bool) -> list[str]:
-    """The files ``sed -i`` / ``perl -i`` rewrite; none without ``-i``."""
-    in_place, has_script, files, i = False, False, [], 0
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if a == "--in-place" or a.startswith("--in-place="):
-            in_place = True
-        elif a in script_options or a.startswith("--expression"):
-            has_script = True
-            if "=" not in a:
-                i += 1
-        elif a.startswith("-") and len(a) > 1 and not a.startswith("--"):
-            letters = a[1:]
-            if perl:
-                letters = letters.split("e")[0] if "e" in letters else letters
-                if "e" in a[1:]:
-                    has_script = True
-                    i += 1
-            if "i" in letters:
-                in_place = True
-                if not perl:  # sed: what follows -i is its backup suffix (-i.bak)
-                    letters = letters[:letters.index("i")]
-            if not perl and "e" in letters:
-                has_script = True
-                i += 1
-            if not perl and "f" in letters:
-                has_script = True
-                i += 1
-        elif a.startswith("--"):
-            continue
-        else:
-            files.append(a)
-    if not in_place:
-        return []
-    return files if has_script else files[1:]
-
-
-def _command_writes(words: list[str]) -> list[str]:
-    """The files one simple command writes (its redirections aside)."""
-    while words and (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0])
-                     or words[0] in PREFIXES):
-        words = words[1:]
-    if not words:
-        return []
-    name, args = os.path.basename(words[0]), words[1:]
-    if name in READ_ONLY:
-        if name == "sort" and any(a == "-o" or a.startswith(("-o", "--output")) for a in args):
-            raise Opaque
-        if name == "uniq" and len(_operands(args)) > 1:
-            return _operands(args)[1:2]
-        return []
-    if name == "git":
-        sub = next((a for a in args if not a.startswith("-")), "")
-        if sub in GIT_READ:
-            return []
-        raise Opaque
-    if name == "find":
-        if any(a in ("-delete", "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls")
-               for a in args):
-            raise Opaque
-        return []
-    if name == "tee":
-        return _operands(args)
-    if name in ("sed", "gsed"):
-        return _in_place(args, frozenset({"-e", "-f", "--file"}), perl=False)
-    if name == "perl":
-        files = _in_place(args, frozenset(), perl=True)
-        if not files:
-            raise Opaque  # perl can write anything
-        return files
-    if name in ("cp", "mv", "install", "ln"):
-        return _copy_like(args)
-    if name in ("touch", "mkdir", "chmod"):
-        ops = _operands(args, frozenset({"-m", "--mode", "-r", "--reference", "-d", "-t"}))
-        return ops[1:] if name == "chmod" else ops
-    if name == "truncate":
-        return _operands(args, frozenset({"-s", "--size", "-r", "--reference"}))
-    if name == "dd":
-        return [a[3:] for a in args if a.startswith("of=")]
-    if name in ("rm", "unlink", "rmdir"):
-        return []  # nothing left to judge
-    raise Opaque
-
-
-def _expand(word: str, base: str) -> list[str]:
-    if not word or _EXPANSION.search(word):
-        raise Opaque
-    path = os.path.join(base, os.path.expanduser(word))
-    if _GLOB.search(word):
-        return sorted(glob.glob(path)) or [path]
-    return [path]
-
-
-def _resolve(item: str, base: str) -> list[str]:
-    """Absolute paths for one written word (``dest\\0source`` for a copy)."""
-    if "\0" not in item:
-        return _expand(item, base)
-    dest, source = item.split("\0", 1)
-    out = []
-    for d in _expand(dest, base):
-        for s in _expand(source, base):
-            if os.path.isdir(s) and not os.path.islink(s):
-                raise Opaque  # a tree copied: which files landed is not on the line
-            out.append(os.path.join(d, os.path.basename(s)) if os.path.isdir(d) else d)
-    return out
-
-
-def writes(command: str, base: str) -> tuple[list[str], bool]:
-    """(the absolute paths *command* writes or changes, as far as its command line
-    says; whether some of its writes cannot be read from it). ``cd DIR`` moves where
-    later relative paths start."""
-    try:
-        commands = _simple_commands(_tokens(command))
-    except Opaque:
-        return [], True
-    found: list[str] = []
-    opaque = False
-    lost = False  # a `cd` whose directory cannot be read: relative paths mean nothing
-    for words, targets in commands:
-        items = list(targets)
+    def script(self, text: str, state: _State, depth: int) -> None:
+        self.scripts += 1
+        if len(text) > MAX_COMMAND or self.scripts > MAX_SCRIPTS or depth > MAX_DEPTH:
+            self.out.opaque = True
+            return
         try:
-            if words and words[0] in ("cd", "pushd", "popd") and not targets:
-                if words[0] != "cd" or len(words) != 2:
-                    raise Opaque
-                base = _expand(words[1], base)[0]
-                continue
-            items += _command_writes(words)
-        except Opaque:
-            opaque = True
-            if words and words[0] in ("cd", "pushd", "popd"):
-                lost = True
-        for item in items:
+            node = parse(text)
+        except Incomplete:  # bash would refuse it; what is in it is still named
+            self.out.opaque = True
+            self.name([Word([(text, QUO)])], state)
+            return
+        self.node(node, state, depth)
+
+    def node(self, node: Simple | Seq | Sub | Words, state: _State, depth: int) -> None:
+        if isinstance(node, Simple):
+            self.simple(node, state, depth)
+        elif isinstance(node, Seq):
+            self.redirects(node.redirs, state, depth)
+            for item in node.items:
+                self.node(item, state, depth)
+        elif isinstance(node, Sub):
+            self.node(node.body, state.copy(), depth)
+        else:  # only their substitutions run
+            for word in node.words:
+                self.substitutions(word, state, depth)
+
+    def substitutions(self, word: Word, state: _State, depth: int) -> None:
+        """The commands ``$(...)`` and backquotes in *word* run, in a subshell."""
+        if word.unknown:
+            self.out.opaque = True
+        for toks in word.subs:
             try:
-                if lost and not os.path.isabs(item.split("\0", 1)[0]):
-                    raise Opaque
-                found.extend(p for p in _resolve(item, base) if p not in found)
-            except Opaque:
-                opaque = True
-    return found, opaque
+                node = parse_tokens(toks)
+            except Incomplete:
+                self.out.opaque = True
+                continue
+            self.node(node, state.copy(), depth + 1)
 
-
-# -- the state of the named rounds, recorded before an opaque command ---------------------
-
-
-def _state_path(key: str) -> str:
-    import hashlib
-    import tempfile
-
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:40]
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(tempfile.gettempdir(), f"qrspi-guard-hook-{uid}", f"{digest}.json")
-
-
-def _snapshot(round_dirs: list[str]) -> dict[str, dict[str, list[int]]]:
-    out: dict[str, dict[str, list[int]]] = {}
-    for d in round_dirs:
-        entries: dict[str, list[int]] = {}
-        try:
-            with os.scandir(d) as it:
-                for e in it:
-                    try:
-                        st = e.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    entries[e.name] = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode]
-        except OSError:
-            continue
-        out[d] = entries
-    return out
-
-
-def record(key: str, round_dirs: list[str]) -> None:
-    """Before the call: the state of every entry of *round_dirs*, under *key*. A
-    failure to record is silent: the post call then cannot tell, and says nothing."""
-    import json
-
-    path = _state_path(key)
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        if not _own_private_dir(os.path.dirname(path)):
-            return  # another user's, or a link: record nothing (the post call then says nothing)
-        _prune(os.path.dirname(path))
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
-            json.dump(_snapshot(round_dirs), f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
-def _own_private_dir(directory: str) -> bool:
-    import stat
-
-    st = os.lstat(directory)
-    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
-
-
-#: a record older than this was left by a call that never ran (refused, interrupted)
-STALE_SECONDS = 3600
-
-
-def _prune(directory: str) -> None:
-    import time
-
-    cutoff = time.time() - STALE_SECONDS
-    try:
-        with os.scandir(directory) as it:
-            for i, e in enumerate(it):
-                if i >= 256:
-                    break
-                try:
-                    if e.stat(follow_symlinks=False).st_mtime < cutoff:
-                        os.unlink(e.path)
-                except OSError:
+    def redirects(self, redirs: list[Redir], state: _State, depth: int) -> None:
+        ctx = Ctx(self, state, [], depth)
+        for redir in redirs:
+            self.substitutions(redir.target, state, depth)
+            if redir.body is not None and redir.body is not redir.target:
+                self.substitutions(redir.body, state, depth)
+            value = redir.target.value()
+            duplicate = value is not None and (value.isdigit() or value == "-")  # 2>&1
+            if redir.op in _WRITING or (redir.op == ">&" and not duplicate):
+                found = fields(redir.target)
+                if found is None or len(found) != 1:
+                    self.out.opaque = True  # a variable, or an ambiguous redirect
                     continue
-    except OSError:
-        pass
+                ctx.write(found[0])
+
+    def simple(self, cmd: Simple, state: _State, depth: int) -> None:
+        for word in cmd.words:
+            self.substitutions(word, state, depth)
+        self.redirects(cmd.redirs, state, depth)
+        words = cmd.words
+        while words and is_assignment(words[0]):
+            words = words[1:]
+        if not words:
+            return
+        bodies = [r.body for r in cmd.redirs if r.body is not None]
+        argv: Args = []
+        for word in words:
+            found = fields(word)
+            argv.extend(found if found is not None else [None])
+        ctx = Ctx(self, state, [b.value() for b in bodies], depth)
+        try:
+            ctx.run(argv, same_shell=True)
+        except Opaque:
+            self.out.opaque = True
+            self.name(cmd.words + bodies, state)  # OUT=R/x python3 gen.py names R/x
+
+    def name(self, words: list[Word], state: _State) -> None:
+        """The paths in *words*: each field whole, and each piece of its text between
+        quotes, brackets, commas, operators and blanks."""
+        ctx = Ctx(self, state, [], 0)
+        for word in words:
+            for field in fields(word) or ():
+                ctx.add(self.out.names, field)
+            for token in _SPLIT.split(word.text()):
+                if token and "\0" not in token:
+                    piece = Field(token)
+                    if "*" in token or "?" in token:
+                        piece.pattern = token
+                    ctx.add(self.out.names, piece)
 
 
-def changed(key: str) -> list[str] | None:
-    """After the call: the entries of the recorded rounds that are new or changed
-    (absolute paths), or None when nothing was recorded under *key*."""
-    import json
+def _program(name: str) -> str:
+    """The program a command word names; a path to one outside the system's
+    directories is a program of its own (a script: ``""``, opaque)."""
+    if "/" not in name:
+        return name
+    head, tail = os.path.split(name)
+    return tail if head in _SYSTEM_DIRS else ""
 
-    path = _state_path(key)
-    try:
-        if not _own_private_dir(os.path.dirname(path)):
-            return None
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            before = json.load(f)
-        os.unlink(path)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(before, dict):
-        return None
-    now = _snapshot([d for d in before if isinstance(d, str)])
-    out: list[str] = []
-    for d, entries in now.items():
-        old = before.get(d) or {}
-        out.extend(os.path.join(d, name) for name, st in sorted(entries.items())
-                   if old.get(name) != st)
-    return out
+
+class Ctx:
+    """What a program handler is told and tells: the directory it runs in, the text
+    it reads on stdin (here-documents), and what it writes and runs."""
+
+    __slots__ = ("walker", "state", "inputs", "depth")
+
+    def __init__(self, walker: _Walker, state: _State, inputs: list[str | None],
+                 depth: int) -> None:
+        self.walker = walker
+        self.state = state
+        self.inputs = inputs  #: the here-documents and here-strings it reads (None: unknown)
+        self.depth = depth
+
+    def join(self, base: str | None, path: str | None) -> str:
+        """*path* from *base* (or the current directory); Opaque when it is unknown."""
+        where = base if base is not None else self.state.base
+        if path is None or (where is None and not os.path.isabs(path)):
+            raise Opaque
+        return os.path.join(where or "", path)
+
+    def _paths(self, path: str | None, base: str | None = None) -> list[tuple[str, bool]]:
+        full = self.join(base, path)
+        if "\0" in full:
+            raise Opaque  # no file has this name: the runtime cannot even pass it to bash
+        pattern = getattr(path, "pattern", None)
+        if pattern:
+            import glob
+
+            where = base if base is not None else self.state.base
+            matches = sorted(glob.glob(os.path.join(glob.escape(where or ""), pattern)))
+            if matches:
+                return [(m, True) for m in matches[:MAX_PATHS]]
+        return [(full, False)]
+
+    def add(self, into: list[tuple[str, bool]], path: str, base: str | None = None) -> None:
+        try:
+            found = self._paths(path, base)
+        except Opaque:
+            return
+        for full, globbed in found:
+            self.walker.out.add(into, full, globbed)
+
+    def write(self, path: str | None, base: str | None = None) -> None:
+        """The program writes *path* (None: a path that is not known)."""
+        try:
+            found = self._paths(path, base)
+        except Opaque:
+            self.walker.out.opaque = True
+            return
+        for full, globbed in found:
+            self.walker.out.add(self.walker.out.writes, full, globbed)
+
+    def copy(self, target: str | None, source: str | None, into: bool | None) -> None:
+        """A copy (cp, mv, ln, install) of *source* to *target*, or into it: *into* True
+        (``-t DIR``, several sources), False (``-T``), None (when it is a directory, or
+        ends with ``/``). A directory copied is a tree: opaque."""
+        for dest, _ in self._paths(target):
+            for src, _ in self._paths(source):
+                if os.path.isdir(src) and not os.path.islink(src):
+                    raise Opaque
+                into_dir = into if into is not None else (
+                    dest.endswith("/") or os.path.isdir(dest))
+                path = os.path.join(dest, os.path.basename(src)) if into_dir else dest
+                self.walker.out.add(self.walker.out.writes, path, False)
+
+    def run(self, argv: Args, chdir: str | None = None, same_shell: bool = False) -> None:
+        """The command *argv* runs: in this shell (``cd`` stays), or in a process of its
+        own, in *chdir* when given."""
+        if not argv:
+            return
+        if argv[0] is None:
+            raise Opaque
+        state = self.state if same_shell else self.state.copy()
+        if chdir is not None:
+            state.base = self.join(None, chdir)
+        name = _program(argv[0])
+        if name in ("cd", "pushd", "popd"):
+            if same_shell:
+                _cd(name, argv[1:], state)
+            return
+        handler = PROGRAMS.get(name)
+        if handler is None:
+            raise Opaque
+        handler(argv[1:], Ctx(self.walker, state, self.inputs, self.depth))
+
+    def run_unknown(self, argv: Args) -> None:
+        """A command run with arguments nobody can read (``xargs``, ``find -exec``):
+        it writes nothing only when it is a reader."""
+        if not argv or argv[0] is None or _program(argv[0]) not in READERS:
+            raise Opaque
+
+    def script(self, text: str | None, same_shell: bool) -> None:
+        """A command line it runs (``sh -c``, ``eval``): in this shell, or its own."""
+        if text is None:
+            raise Opaque
+        state = self.state if same_shell else self.state.copy()
+        self.walker.script(text, state, self.depth + 1)
+
+
+def _cd(name: str, args: Args, state: _State) -> None:
+    while args and args[0] in ("-L", "-P", "-e", "-@", "--"):
+        args = args[1:]
+    if name == "popd" or (name == "pushd" and not args):
+        state.base = None  # the directory stack is not followed
+        return
+    target = args[0] if args else os.path.expanduser("~")
+    if target is None or target == "-" or (state.base is None and not os.path.isabs(target)):
+        state.base = None
+        return
+    state.base = os.path.join(state.base or "", target)

@@ -1,4 +1,5 @@
-"""Where a tool call writes: the round a path lands in, or the rounds a command names.
+"""Where a tool call writes: the round a path lands in, the rounds a command names, and
+the rounds a shell call can reach (:func:`rounds_reached`).
 
 Paths are resolved (``cwd``, ``..``, symbolic links) before deciding. A path with no
 ``reviews`` segment is answered without importing the layout grammar, so a write
@@ -74,7 +75,7 @@ def locate(file_path: str, cwd: str | None = None) -> Target | None:
     return _position(given, candidate)
 
 
-def _round_at(parts: list[str]) -> tuple[int, str, bool] | None:
+def round_at(parts: list[str]) -> tuple[int, str, bool] | None:
     """(index of the round component, step, is_task) of the first review round in a
     split path, or None. Imports the layout grammar only for a path under `reviews`."""
     if REVIEWS not in parts:
@@ -98,7 +99,7 @@ def _round_at(parts: list[str]) -> tuple[int, str, bool] | None:
 
 def _position(given: str, real: str) -> Target | None:
     parts = real.split(os.sep)
-    found = _round_at(parts)
+    found = round_at(parts)
     if found is None:
         return None
     at, step, is_task = found
@@ -128,16 +129,62 @@ def triage(payload: dict[str, Any], event: str | None = None,
     if unusable is not None:
         return call, None, unusable or None
     if call.kind == SHELL:  # only what the command wrote (hook/shell.py)
-        named = may_name_a_round(call.text("command") or "", base_dir(call))
-        return call, None, "" if named else None
+        reach = may_reach_a_round(call.text("command") or "", base_dir(call))
+        return call, None, "" if reach else None
     target = locate(call.file_path(), call.cwd)
     return call, target, "" if target is not None else None
 
 
-def may_name_a_round(command: str, base: str) -> bool:
-    """Whether a shell command can name a review round at all (one substring test): it
-    mentions ``round``, or it runs inside a round."""
-    return "round" in command or (REVIEWS in base and "round" in base)
+def may_reach_a_round(command: str, base: str) -> bool:
+    """Whether a shell call can reach a review round at all: its command mentions
+    ``round`` or ``reviews``, or it runs in a ``reviews`` tree or in a run's directory
+    (one that holds ``reviews/``). Two substring tests and at most one ``lstat``."""
+    return ("round" in command or REVIEWS in command or REVIEWS in base
+            or os.path.lexists(os.path.join(base, REVIEWS)))
+
+
+#: at most this many paths are looked at for the rounds a shell call can reach
+MAX_REACH_PATHS = 512
+
+
+def rounds_reached(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The review rounds a shell call can reach through *paths* (absolute: what it
+    writes and names, the words of its command line, where it runs), resolved:
+    (round directories, existing or not, in the order first reached; the directories
+    above rounds whose rounds it can reach: a ``reviews`` tree, a step, ``tasks/``, a
+    task, or a run's directory's ``reviews/``)."""
+    rounds: dict[str, None] = {}
+    scopes: dict[str, None] = {}
+    for path in paths[:MAX_REACH_PATHS]:
+        if "\x00" in path:
+            continue
+        real = os.path.realpath(path)
+        parts = real.split(os.sep)
+        found = round_at(parts)
+        if found is not None:
+            rounds.setdefault(os.sep.join(parts[:found[0] + 1]))
+            continue
+        scope = _scope(real, parts)
+        if scope is not None:
+            scopes.setdefault(scope)
+    return list(rounds), list(scopes)
+
+
+def _scope(real: str, parts: list[str]) -> str | None:
+    """The ``reviews`` tree, step, ``tasks/`` or task directory *real* is (its rounds
+    are below it), or the ``reviews/`` of the run directory it is; else None."""
+    if REVIEWS not in parts:
+        candidate = os.path.join(real, REVIEWS)
+        return candidate if os.path.isdir(candidate) and not os.path.islink(candidate) \
+            else None
+    from qrspi_guard.contract.layout import TASK_DIR_RE, TASKS_DIR
+
+    below = parts[len(parts) - parts[::-1].index(REVIEWS):]
+    if len(below) <= 1 and not (below and below[0].startswith(".")):
+        return real
+    if len(below) == 2 and below[0] == TASKS_DIR and TASK_DIR_RE.fullmatch(below[1]):
+        return real
+    return None
 
 
 def rounds_named(command: str, base: str) -> list[tuple[str, str, int | None]]:
@@ -151,7 +198,7 @@ def rounds_named(command: str, base: str) -> list[tuple[str, str, int | None]]:
     cost of one substring test.
     """
     inside = REVIEWS in base and "round" in base
-    if not may_name_a_round(command, base):
+    if "round" not in command and not inside:
         return []
     import re
 
@@ -164,7 +211,7 @@ def rounds_named(command: str, base: str) -> list[tuple[str, str, int | None]]:
             continue
         path = os.path.realpath(os.path.join(base, os.path.expanduser(word)))
         parts = path.split(os.sep)
-        found = _round_at(parts)
+        found = round_at(parts)
         if found is None:
             continue
         at, step, _ = found
