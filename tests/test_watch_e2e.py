@@ -374,7 +374,10 @@ def test_root_deleted_while_running_is_reported(tmp_path: Path, watchers: Any) -
     rd = make_run(root)
     w = watchers(root, "--settle", "30")
     wait_for(status_is(rd, "pending"), "pending at start")
-    shutil.rmtree(root)
+    # the watcher may write a status file into the tree while it is being removed (as it
+    # would for a user's `rm -r`): remove again until it is gone
+    wait_for(lambda: shutil.rmtree(root, ignore_errors=True) or not root.exists(),
+             "the tree to be removed")
     rc = w.proc.wait(timeout=DEADLINE)
     w.stop()
     assert rc == 2
