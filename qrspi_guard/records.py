@@ -16,8 +16,14 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    import sys
     from collections.abc import Callable
-    from typing import Any, TypeVar, dataclass_transform
+    from typing import Any, TypeVar
+
+    if sys.version_info >= (3, 11):
+        from typing import dataclass_transform
+    else:  # typeshed's typing_extensions: checking only, nothing imported at run time
+        from typing_extensions import dataclass_transform
 
     T = TypeVar("T")
 else:
