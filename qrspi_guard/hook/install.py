@@ -30,7 +30,7 @@ Gemini CLI does not trust.
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 import re
 import shlex
@@ -40,6 +40,7 @@ from typing import Any
 
 from qrspi_guard.errors import InputError, OutputError
 from qrspi_guard.hook.runtimes import BY_NAME
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.textsafe import one_line
 
 SETTINGS = "settings.json"
@@ -166,37 +167,38 @@ def unmerge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str
 def load(path: str) -> tuple[dict[str, Any] | None, bytes | None, int | None]:
     """(the parsed settings, their bytes, the file's mode), or Nones when the file does
     not exist. Raises :class:`GuardError` for a file that must be left alone."""
+    doc, data, st = _load(path)
+    return doc, data, None if st is None else stat.S_IMODE(st.st_mode)
+
+
+def _load(path: str) -> tuple[dict[str, Any] | None, bytes | None, os.stat_result | None]:
+    """:func:`load`, with the file's ``fstat`` in place of its mode."""
+    from qrspi_guard.hook.jsonfile import Unreadable, read
+
     shown = one_line(path)
     try:
-        st = os.lstat(path)
+        data, st = read(path, MAX_SETTINGS, follow=False)
     except FileNotFoundError:
         return None, None, None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{shown} is a symbolic link; not changed (edit the file it "
+                             "points to, or replace the link with a file)") from None
         raise InputError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise InputError(f"{shown} is a symbolic link; not changed (edit the file it "
-                         "points to, or replace the link with a file)")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{shown} is not a regular file; not changed")
-    if st.st_size > MAX_SETTINGS:
-        raise InputError(f"{shown} is larger than {MAX_SETTINGS >> 20} MiB; not changed")
+    except Unreadable as exc:
+        raise InputError(f"{shown} is {exc}; not changed") from None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_SETTINGS + 1)
-    except OSError as exc:
-        raise InputError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{shown} does not parse as JSON ({one_line(str(exc), 120)}); "
+        doc = jsondoc.loads(data, bom=True)
+    except jsondoc.JsonError as exc:
+        raise InputError(f"{shown} does not parse as JSON ({one_line(exc.reason, 120)}); "
                          "not changed") from None
     if not isinstance(doc, dict):
         raise InputError(f"{shown} is JSON but not an object; not changed")
-    return doc, data, stat.S_IMODE(st.st_mode)
+    return doc, data, st
 
 
 def render(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return jsondoc.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def write_atomic(path: str, data: bytes, mode: int | None) -> None:
@@ -249,8 +251,8 @@ def warnings(runtime: str, doc_text: str, shown: str, scope: str = "user",
     are (*scope*, under *base*; a folder Gemini CLI does not trust)."""
     rt = BY_NAME[runtime]
     try:
-        doc = json.loads(doc_text)
-    except ValueError:
+        doc = jsondoc.loads(doc_text, bom=True)
+    except jsondoc.JsonError:
         doc = None
     return (rt.warnings(doc, shown) if isinstance(doc, dict) else []) + \
         rt.place_warnings(scope, base)

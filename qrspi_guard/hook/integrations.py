@@ -23,7 +23,6 @@ Which guard they would run, :func:`guard_found` asks the launcher itself
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,7 +38,6 @@ MANIFESTS = {"claude": os.path.join(".claude-plugin", "plugin.json"),
 MARKETPLACE = os.path.join(".claude-plugin", "marketplace.json")
 #: the launcher, under each one's directory
 LAUNCHER = os.path.join("hooks", "qrspi-guard-hook")
-MAX_FILE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -68,11 +66,11 @@ def source(runtime: str) -> str | None:
 
 
 def _read(path: str) -> object:
+    from qrspi_guard.hook.jsonfile import Unreadable, load
+
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE + 1)
-        return None if len(data) > MAX_FILE else json.loads(data)
-    except (OSError, ValueError):
+        return load(path)
+    except Unreadable:
         return None
 
 

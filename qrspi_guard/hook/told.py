@@ -74,15 +74,14 @@ def told(result: Answer, problem: str, tell: bool) -> Answer:
     ``systemMessage``: on stdout for an allowed call, in the JSON block for a refused
     one. (The exit-2 form has no such field: its reason already starts with the
     notice, :func:`headed`.)"""
-    import json
-
     from qrspi_guard.hook.run import Answer
+    from qrspi_guard.parse import jsondoc
 
     if not tell or result.code == 2:
         return result
-    obj: dict[str, Any] = json.loads(result.stdout) if result.stdout else {}
+    obj: dict[str, Any] = jsondoc.loads(result.stdout) if result.stdout else {}
     obj["systemMessage"] = notice(problem)
-    return Answer(json.dumps(obj) + "\n", result.stderr, result.code, result.reason)
+    return Answer(jsondoc.dumps(obj) + "\n", result.stderr, result.code, result.reason)
 
 
 def headed(message: str, problem: str | None) -> str:
