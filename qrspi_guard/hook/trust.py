@@ -21,18 +21,15 @@ import os
 from collections.abc import Mapping
 
 from qrspi_guard.hook.jsonfile import Unreadable, load
+from qrspi_guard.hook.runtimes.gemini import home_dir
 from qrspi_guard.textsafe import one_line
 
 TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
 
 
-def gemini_home(env: Mapping[str, str], home: str) -> str:
-    return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini")
-
-
 def trust_file(env: Mapping[str, str], home: str) -> str:
     return env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
-        gemini_home(env, home), "trustedFolders.json")
+        home_dir(env, home), "trustedFolders.json")
 
 
 def _real(path: str) -> str:
@@ -51,7 +48,7 @@ def trusted(folder: str, env: Mapping[str, str], home: str) -> bool | str:
         return False
     if env.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
         return True
-    settings = os.path.join(gemini_home(env, home), "settings.json")
+    settings = os.path.join(home_dir(env, home), "settings.json")
     try:
         doc = load(settings, comments=True)
     except Unreadable:
