@@ -115,3 +115,53 @@ def test_an_edit_made_by_hand_while_install_writes_is_kept(tmp_path: Path) -> No
         assert ours(doc) is (verb == "install")
         assert doc["model"] == "opus" and [doc[f"edit{n}"] for n in range(i + 1)] == \
             list(range(i + 1)), f"round {i}: an edit was lost: {doc}"
+
+
+def test_undo_removes_a_settings_file_only_while_it_is_empty_under_the_lock(
+        tmp_path: Path) -> None:
+    """`adopt --undo` removes a settings file it created once the hook's uninstall left
+    it empty (``{}``). It reads it under the settings lock, so a write made meanwhile
+    under that lock is never removed: a writer puts content in, then ``{}``, each under
+    the lock, and finds its content still there each time it comes back. (Before, the
+    file was read without the lock and could be removed after the writer's write.)"""
+    import fcntl
+    import threading
+    import time
+
+    from qrspi_guard.adopt.extras import _remove_emptied
+
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    (settings.parent / "keep").touch()  # the directory is never empty: never removed
+    done = threading.Event()
+    lost: list[int] = []
+
+    def locked_write(text: str, expect: str | None) -> None:
+        fd = os.open(settings.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if expect is not None and (not settings.exists() or settings.read_text() != expect):
+                lost.append(len(lost))
+            (settings.parent / "w.tmp").write_text(text)
+            os.rename(settings.parent / "w.tmp", settings)
+        finally:
+            os.close(fd)
+
+    def writer() -> None:
+        try:
+            for i in range(400):
+                locked_write(f'{{"n": {i}}}', None)
+                time.sleep(0.001)  # the writer's other work, outside the lock
+                locked_write("{}", f'{{"n": {i}}}')
+                time.sleep(0.001)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    removals = 0
+    while not done.is_set():
+        _remove_emptied(str(settings))
+        removals += 1
+    thread.join()
+    assert removals > 10 and lost == []
