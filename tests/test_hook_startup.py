@@ -30,10 +30,8 @@ NO_OP_MODULES = {"qrspi_guard", "qrspi_guard.cli", "qrspi_guard.hook",
                  *(f"qrspi_guard.hook.runtimes.{m}" for m in RUNTIME_MODULES),
                  # the one capped reader of every byte source (os and typing only)
                  "qrspi_guard.parse", "qrspi_guard.parse.capped",
-                 # the one JSON reader (json, re), and the digit bound it reads with,
-                 # which imports nothing (not the rest of the contract)
-                 "qrspi_guard.parse.jsondoc", "qrspi_guard.contract",
-                 "qrspi_guard.contract.digits"}
+                 # the one JSON reader (json and re only)
+                 "qrspi_guard.parse.jsondoc"}
 #: the standard library modules it may add to a bare start (json; and typing, which
 #: qrspi_guard/__init__.py imports today)
 STDLIB_ALLOWED = {"json", "json.decoder", "json.scanner", "json.encoder", "_json", "typing",

@@ -46,6 +46,18 @@ def test_brackets_inside_strings_are_not_nesting() -> None:
     assert jsondoc.loads("[" * 64 + "]" * 64) is not None  # the bound itself is fine
 
 
+@pytest.mark.parametrize("digits", ["0", "-0", "9" * 17, "-" + "9" * 17, "9" * 18, "9" * 19,
+                                    "-" + "9" * 18, "-" + "9" * 19, "1" + "0" * 999])
+def test_integers_either_side_of_the_short_read_are_what_python_reads(digits: str) -> None:
+    """Up to 18 characters an integer is read at once; a longer one goes through the
+    digit bound (contract/digits.py), loaded only then: both read the same."""
+    from qrspi_guard.parse import jsondoc
+
+    assert jsondoc.loads(f"[{digits}]") == [int(digits)]
+    with pytest.raises(jsondoc.JsonError, match="more than 1000 digits"):
+        jsondoc.loads("-1" + "0" * 1000)
+
+
 def test_the_json_writer_never_writes_nan_or_infinity() -> None:
     from qrspi_guard.parse import jsondoc
 

@@ -18,8 +18,8 @@ serialise with ``JSON.stringify``, which writes none of these) except a tool's o
 input or output nested deeper than the bound.
 
 This module is on the path of every call, the no-op included, so it imports only
-``os``, ``sys``, the runtimes (which import nothing) and the JSON reader (``json``,
-``re`` and :mod:`qrspi_guard.contract.digits`).
+``os``, ``sys``, the runtimes (which import nothing) and the JSON reader (``json`` and
+``re``).
 """
 
 from __future__ import annotations

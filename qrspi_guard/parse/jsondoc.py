@@ -19,16 +19,15 @@ Writing (:func:`dumps`) never writes ``NaN`` or ``Infinity``: a value that is no
 is a :class:`JsonError`, as is nesting past the recursion limit.
 
 On the path of every hook call, the no-op included (the hook reads its payload here):
-it imports ``json``, ``re`` and :mod:`qrspi_guard.contract.digits` only, and what a rare
-case needs (the depth of a text with many brackets) when it needs it.
+it imports ``json`` and ``re`` only, and what a rare case needs when it needs it (the
+digit bound, :mod:`qrspi_guard.contract.digits`, for an integer of more than 18
+characters; the depth of a text with many brackets).
 """
 
 from __future__ import annotations
 
 import json
 import re
-
-from qrspi_guard.contract.digits import MAX_DIGITS, bounded_number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,6 +42,10 @@ MAX_DEPTH = 64
 #: cached by ``re``) only when a text has enough brackets to be measured
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _NOT_BRACKET = r"[^\[\]{}]+"
+#: an integer of at most this many characters is within the digit bound whatever it is
+#: (the parser hands over only JSON's grammar: ``-?(0|[1-9][0-9]*)``): read at once,
+#: and the bound's module loaded only for a longer one
+_SHORT = 18
 #: what float() makes of a number too large for a double
 _INFINITE = (float("inf"), float("-inf"))
 #: an opening bracket as +1, a closing one as -1 (signed bytes)
@@ -132,6 +135,10 @@ def _finite(text: str) -> float:
 
 
 def _bounded_int(digits: str) -> int:
+    if len(digits) <= _SHORT:
+        return int(digits)
+    from qrspi_guard.contract.digits import MAX_DIGITS, bounded_number
+
     number = bounded_number(digits.lstrip("-"))
     if number is None:
         raise JsonError(f"an integer of more than {MAX_DIGITS} digits")
