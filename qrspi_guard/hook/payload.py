@@ -324,7 +324,8 @@ def refusal(refused: Refused) -> str:
     """The answer to a payload the JSON rules refuse (:class:`Refused`): the one line
     that blocks the call when its text, JSON escapes read, names a ``reviews`` tree
     anywhere (the guard cannot tell which round file it touches, if any), else ``""``:
-    allow, and say nothing (it cannot write a round the hook would judge)."""
+    allow, and say nothing (it names no round; ``check`` and ``watch`` still judge a
+    round written through a link named otherwise, as they judge every file)."""
     import re
 
     text = re.sub(_ESCAPE, lambda m: chr(int(m.group(1), 16)) if m.group(1) else (

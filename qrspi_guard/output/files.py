@@ -7,7 +7,9 @@
   hidden temp file beside it (``.guard-*.tmp``, which ``check`` and ``watch`` ignore).
   :func:`write_round_file` is it for a file of a run's `reviews/` tree (status files,
   ``--fix``): its directories opened without following links; :func:`write_atomic` for
-  a file the user named (``--output``, settings files).
+  a file the user named (``--output``, settings files). Either renames, when asked, only
+  while the target is still what its caller read (:class:`TargetChanged` otherwise:
+  ``hook install``'s read-modify-write of a settings file).
 - :func:`write_output`: an output path the user named (``--output``, ``report -o``,
   ``--write-baseline``): atomic for a regular file; a FIFO written only while a reader
   is there; a symbolic link, a directory or another device refused (cli.md).
