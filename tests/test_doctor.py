@@ -142,3 +142,18 @@ def test_doctor_in_a_project_that_is_no_checkout_does_not_require_one(tmp_path: 
     code, items, _ = _doctor(tmp_path, cwd=project)
     assert code == 0
     assert items[("scripts", "upstream checkout")]["required"] is False
+
+
+def test_a_runtimes_record_that_is_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
+    """The plugin's and the extension's records are read without waiting: a FIFO with no
+    writer is not a record (before, doctor waited forever for a writer)."""
+    home = tmp_path / "home"
+    for path in (home / ".claude" / "plugins" / "installed_plugins.json",
+                 home / ".gemini" / "extensions" / "qrspi-guard" / "gemini-extension.json"):
+        path.parent.mkdir(parents=True)
+        os.mkfifo(path)
+    proc = run_cli("doctor", "--format", "json", cwd=_project(tmp_path), timeout=30,
+                   env={"HOME": str(home)})
+    items = {(i["section"], i["what"]): i for i in json.loads(proc.stdout)["items"]}
+    for what in ("Claude Code plugin", "Gemini CLI extension"):
+        assert items[("plugin", what)]["state"] == "no"

@@ -134,6 +134,11 @@ def test_dry_run_prints_the_merged_file_and_writes_nothing(tmp_path: Path) -> No
     ("[]", "not an object"),
     ("{\"hooks\": []}", "\"hooks\" is not an object"),
     ("{\"hooks\": {\"PreToolUse\": {}}}", "\"hooks.PreToolUse\" is not a list"),
+    # JSON the guard does not read (issue 29): rewritten, the first "model" would be
+    # dropped without a word, and NaN written back where no runtime can read it
+    ("{\"model\": \"opus\", \"model\": \"sonnet\"}", "the key 'model' appears twice"),
+    ("{\"cleanupPeriodDays\": NaN}", "NaN is not JSON"),
+    ("{\"x\": " + "[" * 70 + "]" * 70 + "}", "nested more than 64 levels deep"),
 ])
 def test_a_settings_file_that_does_not_parse_is_left_alone_with_exit_2(
         tmp_path: Path, text: str, words: str) -> None:

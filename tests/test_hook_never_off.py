@@ -165,7 +165,7 @@ def test_with_no_private_directory_for_its_markers_it_tells_every_time(
     shared.chmod(0o777)  # not private: another user could plant markers to silence it
     s = session()
     for _ in range(2):
-        proc = run_cli("hook", "--evnt", "pre", env={"TMPDIR": str(tmp)},
+        proc = run_cli("hook", "--evnt", "pre", env={"TMPDIR": str(tmp), "XDG_RUNTIME_DIR": ""},
                        input=json.dumps(call(rnd / NAME, GOOD, s)).encode())
         assert proc.returncode == 0 and b"--evnt" in proc.stdout
     assert stat.S_IMODE(shared.stat().st_mode) == 0o777 and list(shared.iterdir()) == []
@@ -175,10 +175,23 @@ def test_markers_are_private_and_kept_apart_from_other_temporary_files(rnd: Path
                                                                        tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = run_cli("hook", "--evnt", "pre", env={"TMPDIR": str(tmp)},
+    proc = run_cli("hook", "--evnt", "pre", env={"TMPDIR": str(tmp), "XDG_RUNTIME_DIR": ""},
                    input=json.dumps(call(rnd / NAME, GOOD, session())).encode())
     assert proc.returncode == 0 and b"--evnt" in proc.stdout
     (marker_dir,) = tmp.iterdir()
     assert stat.S_IMODE(marker_dir.stat().st_mode) == 0o700
     assert marker_dir.name == f"qrspi-guard-told-{os.getuid()}"
     assert tempfile.gettempdir() != str(tmp)
+
+
+def test_markers_live_in_the_users_runtime_directory_as_the_call_records_do(
+        rnd: Path, private_hook_state: Path) -> None:
+    """One rule for the hook's private directories (hook/private.py): the notices told
+    and the shell calls' records both go under a private ``$XDG_RUNTIME_DIR``."""
+    s = session()
+    outs = [run_cli("hook", "--evnt", "pre",
+                    input=json.dumps(call(rnd / NAME, GOOD, s)).encode()).stdout
+            for _ in range(2)]
+    assert b"--evnt" in outs[0] and outs[1] == b""
+    markers = private_hook_state / "qrspi-guard-told"
+    assert stat.S_IMODE(markers.stat().st_mode) == 0o700 and len(list(markers.iterdir())) == 1

@@ -4,8 +4,10 @@ A runtime is one module under ``qrspi_guard/hook/runtimes/`` and its name in the
 registry's ``MODULES``. :func:`problems` is the definition of "complete": both events
 named, a tool table that writes and runs commands, a JSON answer for both events that
 round-trips, install entries whose matchers name its own tools and whose hook entry
-install recognises as ours. Each registered runtime must have none; a half-written
-one is shown to have some, so the check bites.
+install recognises as ours, and its plugin or extension (where it lives in this
+repository, with its manifest, its hooks.json and the launcher; where the runtime
+records it; what the runtime gives the launcher). Each registered runtime must have
+none; a half-written one is shown to have some, so the check bites.
 """
 
 from __future__ import annotations
@@ -19,11 +21,22 @@ import pytest
 
 import qrspi_guard.hook.runtimes as registry
 from qrspi_guard.hook.install import merge, our_hook, settings_path, unmerge
+from qrspi_guard.hook.integrations import LAUNCHER, Presence, integration, presence
 from qrspi_guard.hook.payload import EVENT_NAMES, resolve, runtime_of
 from qrspi_guard.hook.respond import answer, block_object
 from qrspi_guard.hook.run import OPTIONS
-from qrspi_guard.hook.runtimes import ALL, BY_NAME, EVENTS, KINDS, MODULES, SHELL, WRITE, Runtime
-from tests.support import run_main
+from qrspi_guard.hook.runtimes import (
+    ALL,
+    BY_NAME,
+    EVENTS,
+    KINDS,
+    MODULES,
+    SHELL,
+    WRITE,
+    Integration,
+    Runtime,
+)
+from tests.support import REPO, run_main
 
 REASON = 'qrspi-guard refused this write: "x"\n- a line\n'
 
@@ -101,6 +114,40 @@ def problems(rt: Runtime) -> list[str]:
     warned = rt.warnings({}, "settings.json")
     if not (isinstance(warned, list) and all(isinstance(w, str) for w in warned)):
         out.append(f"warnings gives {warned!r}, not a list of lines")
+    made = getattr(rt, "integration", None)
+    if not isinstance(made, Integration):
+        out.append("no integration (its plugin or extension)")
+    else:
+        out += integration_problems(rt.name, made)
+    return out
+
+
+def integration_problems(name: str, made: Integration) -> list[str]:
+    """What is missing in a runtime's plugin or extension: the files in this
+    repository, and readers of the runtime's records that answer for an empty home."""
+    out: list[str] = []
+    for text in ("kind", "source", "manifest"):
+        if not (isinstance(getattr(made, text), str) and getattr(made, text).strip()):
+            out.append(f"integration has no {text}")
+    if not out:
+        where = REPO / made.source
+        for part in (made.manifest, "hooks/hooks.json", LAUNCHER):
+            if not made.source.startswith("integrations/") or not (where / part).is_file():
+                out.append(f"integration {made.source}: no {part}")
+    empty = "/nonexistent/qrspi-guard-registry-home"
+    try:
+        got = made.presence({}, empty, None)
+        if not (isinstance(got, Presence) and got.runtime == name and not got.installed):
+            out.append(f"integration presence for an empty home gives {got!r}")
+    except Exception as exc:
+        out.append(f"integration presence: {type(exc).__name__}: {exc}")
+    try:
+        env = made.launcher_env({}, empty, None)
+        if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in env.items())):
+            out.append(f"integration launcher_env gives {env!r}, not an environment")
+    except Exception as exc:
+        out.append(f"integration launcher_env: {type(exc).__name__}: {exc}")
     return out
 
 
@@ -131,8 +178,34 @@ def test_a_half_written_runtime_is_not_complete() -> None:
                    hook_entry=lambda event, command: {"command": command})
     found = "\n".join(problems(half))
     for words in ("events", "'grep'", "kind 'shell'", "does not carry the reason",
-                  "matchers", "not in the tool table", "not a command hook"):
+                  "matchers", "not in the tool table", "not a command hook",
+                  "no integration"):
         assert words in found, words
+
+
+def test_a_half_written_integration_is_not_complete() -> None:
+    def says_installed(env: object, home: str, project: str | None) -> Presence:
+        return Presence("other", True)
+
+    half = Integration(kind="plugin", source="integrations/half", manifest="",
+                       presence=says_installed,
+                       launcher_env=lambda env, home, project: {"X": 1})  # type: ignore
+    found = "\n".join(integration_problems("half", half))
+    for words in ("no manifest", "presence for an empty home", "not an environment"):
+        assert words in found, words
+    missing = Integration(kind="extension", source="integrations/half", manifest="half.json",
+                          presence=says_installed)
+    assert "integrations/half: no half.json" in "\n".join(integration_problems("half", missing))
+
+
+@pytest.mark.parametrize("rt", ALL, ids=lambda rt: rt.name)
+def test_the_plugins_presence_and_source_are_read_through_the_registry(
+        rt: Runtime, tmp_path: Path) -> None:
+    assert rt.integration is not None and integration(rt.name) is rt.integration
+    got = presence(rt.name, str(tmp_path), {})
+    assert (got.runtime, got.installed) == (rt.name, False)
+    with pytest.raises(ValueError, match="unknown runtime"):
+        presence("codex", str(tmp_path), {})
 
 
 def test_names_directories_and_event_names_are_not_shared() -> None:

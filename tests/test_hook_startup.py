@@ -29,13 +29,16 @@ NO_OP_MODULES = {"qrspi_guard", "qrspi_guard.cli", "qrspi_guard.hook",
                  "qrspi_guard.hook.runtimes",
                  *(f"qrspi_guard.hook.runtimes.{m}" for m in RUNTIME_MODULES),
                  # the one capped reader of every byte source (os and typing only)
-                 "qrspi_guard.parse", "qrspi_guard.parse.capped"}
+                 "qrspi_guard.parse", "qrspi_guard.parse.capped",
+                 # the one JSON reader (json and re only)
+                 "qrspi_guard.parse.jsondoc"}
 #: the standard library modules it may add to a bare start (json; and typing, which
 #: qrspi_guard/__init__.py imports today)
 STDLIB_ALLOWED = {"json", "json.decoder", "json.scanner", "json.encoder", "_json", "typing",
                   "_typing", "collections.abc"}
 HEAVY = ("click", "pydantic", "yaml", "frontmatter", "watchdog", "dataclasses", "inspect",
-         "qrspi_guard.engine", "qrspi_guard.rules", "qrspi_guard.contract.layout")
+         "qrspi_guard.engine", "qrspi_guard.rules", "qrspi_guard.contract.layout",
+         "qrspi_guard.contract.generations", "array", "math")
 GOOD = ("---\nfinding_id: R3-F01\nseverity: high\nchange_type: correctness\n"
         "referenced_files: [design.md:L10-L20]\nartifact: design\nround: 3\n"
         "reviewer: quality-claude\n---\n\nThe design drops the retry path; restore it.\n")

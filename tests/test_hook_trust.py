@@ -6,12 +6,13 @@ shows it in tests/test_runtimes_real.py). The rules are Gemini CLI 0.61's."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from qrspi_guard.hook.trust import trusted
-from tests.support import run_main
+from tests.support import run_cli, run_main
 
 WARNING = "Gemini CLI runs a project's hooks only in a trusted folder"
 
@@ -143,3 +144,23 @@ def test_a_folder_name_with_a_control_character_is_escaped_in_the_warning(
 
 def test_trusted_answers_false_when_there_is_no_rule(project: Path, home: Path) -> None:
     assert trusted(str(project), {}, str(home)) is False
+
+
+def test_a_trust_file_with_a_rule_twice_is_named_not_read_one_way(project: Path,
+                                                                  home: Path) -> None:
+    """Two rules for one folder: which one Gemini CLI keeps is its parser's choice, so the
+    guard says it cannot tell (issue 29: every JSON reader refuses a key twice)."""
+    rules(home, None, text=f'{{"{project}": "DO_NOT_TRUST", "{project}": "TRUST_FOLDER"}}')
+    err = install(project, home)[1]
+    assert "may not be trusted" in err and "appears twice in one object" in err
+
+
+def test_a_trust_file_that_is_a_fifo_is_named_never_waited_on(project: Path, home: Path,
+                                                              tmp_path: Path) -> None:
+    """A FIFO with no writer: opened without waiting, refused as not a regular file.
+    (Before, `hook install` waited forever for a writer.)"""
+    os.mkfifo(home / ".gemini" / "trustedFolders.json")
+    proc = run_cli("hook", "install", "--runtime", "gemini", cwd=project, timeout=30,
+                   env={"HOME": str(home), "GEMINI_CLI_HOME": "", "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0
+    assert b"may not be trusted" in proc.stderr and b"not a regular file" in proc.stderr

@@ -20,9 +20,9 @@ import pytest
 import qrspi_guard
 from qrspi_guard.hook.integrations import (
     LAUNCHER,
-    MANIFESTS,
     MARKETPLACE,
     clone_root,
+    integration,
     presence,
     source,
 )
@@ -47,10 +47,10 @@ def test_the_launcher_is_one_file_in_two_places_and_executable() -> None:
 
 
 def test_every_manifest_and_the_launcher_are_the_packages_version() -> None:
-    plugin = json.loads((ROOT / "integrations/claude-code" / MANIFESTS["claude"]).read_text())
-    extension = json.loads((ROOT / "integrations/gemini-cli" / MANIFESTS["gemini"]).read_text())
+    for rt in BY_NAME.values():
+        made = integration(rt.name)
+        assert json.loads((ROOT / made.source / made.manifest).read_text())["version"] == VERSION
     market = json.loads((ROOT / MARKETPLACE).read_text())
-    assert plugin["version"] == extension["version"] == VERSION
     assert [(p["name"], p["version"]) for p in market["plugins"]] == [("qrspi-guard", VERSION)]
     assert f"\nVERSION={VERSION}\n" in LAUNCHERS[0].read_text()
 

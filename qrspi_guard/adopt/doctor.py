@@ -192,11 +192,13 @@ def plugins(project: str, home: str) -> list[Item]:
     (:func:`qrspi_guard.hook.integrations.presence`), and, where one is installed and
     enabled, the guard its launcher would run: none found is broken (the launcher then
     refuses every write into a review round)."""
-    from qrspi_guard.hook.integrations import guard_found, presence
+    from qrspi_guard.hook.integrations import guard_found, integration, presence
+    from qrspi_guard.hook.runtimes import ALL
 
     env = {**os.environ, "HOME": home}
     items = []
-    for runtime, what in (("claude", "Claude Code plugin"), ("gemini", "Gemini CLI extension")):
+    for runtime, display in ((rt.name, rt.display) for rt in ALL):
+        what = f"{display} {integration(runtime).kind}"
         got = presence(runtime, home, env, project)
         version = f" {one_line(got.version)}" if got.version else ""
         if not got.installed:

@@ -203,17 +203,21 @@ def plan_undo(manifest: Manifest) -> list[Extra]:
 def _remove_emptied(path: str) -> None:
     """A settings file adopt created, emptied by the hook's uninstall (``{}``): removed
     with the backup uninstall kept of it, and its directory when that is empty too, so
-    the project is as before adopt. A file holding anything else stays."""
-    from qrspi_guard.hook.install import BACKUP_SUFFIX, load
+    the project is as before adopt. A file holding anything else stays: it is read under
+    the lock every writer of the settings takes, so one written meanwhile is kept."""
+    from qrspi_guard.hook.install import BACKUP_SUFFIX, load, settings_lock
 
-    doc, _, _ = load(path)
-    if doc != {}:
+    if not os.path.lexists(path):
         return
-    for name in (path, path + BACKUP_SUFFIX):
-        try:
-            os.unlink(name)
-        except FileNotFoundError:
-            pass
+    with settings_lock(path):
+        doc, _, _ = load(path)
+        if doc != {}:
+            return
+        for name in (path, path + BACKUP_SUFFIX):
+            try:
+                os.unlink(name)
+            except FileNotFoundError:
+                pass
     try:
         os.rmdir(os.path.dirname(path))
     except OSError:

@@ -4,5 +4,7 @@
 boundary marker, size limits) and each protocol generation as a value (sidecar
 grammar, verifier outputs, recount thresholds, score reading). The rules, the fast
 path's patterns, the hook's guidance, ``schema`` and ``explain`` are derived from these
-values, so a changed rule cannot miss one of them.
+values, so a changed rule cannot miss one of them. :mod:`.digits`: how many digits a
+number read from untrusted text may have (importing nothing: the hook's payload reader
+uses it).
 """

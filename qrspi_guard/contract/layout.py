@@ -11,11 +11,11 @@ import re
 from enum import Enum
 from typing import Literal
 
+from qrspi_guard.contract.digits import bounded_number
 from qrspi_guard.contract.generations import (
     CONTRACT,
     DISPATCH_MANIFEST,
     GENERATIONS,
-    MAX_DIGITS,
     SIDECAR_SUFFIXES,
 )
 from qrspi_guard.records import record
@@ -184,15 +184,6 @@ def _numbered(name: str, kind: Kind, digits: str, tag: str | None = None,
     if number is None:  # thousands of digits: not a number
         return FileName(name, Kind.BAD_FINDING_NAME if tag else Kind.UNKNOWN, tag=tag)
     return FileName(name, kind, tag=tag, fnum=number, suffix=suffix)
-
-
-def bounded_number(digits: str) -> int | None:
-    """Decimal *digits* as an int when they have at most :data:`MAX_DIGITS` significant
-    digits; None otherwise (never the int-digits ValueError)."""
-    significant = digits.lstrip("0")
-    if len(significant) > MAX_DIGITS or not digits.isascii() or not digits.isdigit():
-        return None
-    return int(significant or "0")
 
 
 def is_fanin_finding_glob(name: str) -> bool:

@@ -13,10 +13,17 @@ Modules, each with one reason to change:
   names, read with bash's grammar (:mod:`~qrspi_guard.hook.bash`);
   :mod:`~qrspi_guard.hook.shellstate`: the state of the rounds a call can reach;
   :mod:`~qrspi_guard.hook.callstore`: where a pre call's record waits for its post call;
+- :mod:`~qrspi_guard.hook.private`: the hook's private directories (the call records,
+  the notices told), found and pruned one way;
 - :mod:`~qrspi_guard.hook.message`: what the agent is shown;
 - :mod:`~qrspi_guard.hook.respond`: the exit-2 form and the runtimes' JSON forms;
 - :mod:`~qrspi_guard.hook.run`: the process (argv, stdin, exit code), click-free;
-- :mod:`~qrspi_guard.hook.install`: ``hook install`` / ``hook uninstall``.
+  :mod:`~qrspi_guard.hook.told`: what the user is told once (an option it cannot use);
+- :mod:`~qrspi_guard.hook.install`: ``hook install`` / ``hook uninstall``;
+  :mod:`~qrspi_guard.hook.trust`: Gemini CLI's folder trust, for its warning;
+- :mod:`~qrspi_guard.hook.integrations`: the plugin and the extension, and whether a
+  runtime has them (each runtime's module says where it keeps them);
+- :mod:`~qrspi_guard.hook.jsonfile`: the runtimes' own JSON files, read one way.
 
 Names are imported lazily, so importing this package costs nothing: the hook runs on
 every matching tool call an agent makes.

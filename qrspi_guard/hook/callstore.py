@@ -1,16 +1,15 @@
 """Where a pre-tool-use call leaves its record for the post-tool-use call of the same
 tool call (docs/hook.md, "Shell commands").
 
-Records live in a directory private to the user:
-``$XDG_RUNTIME_DIR/qrspi-guard-hook-calls/`` when ``XDG_RUNTIME_DIR`` is a directory of
-the user's that no one else can enter (the per-user runtime directory, removed when
-the user's last session ends), else ``qrspi-guard-hook-calls-<uid>/`` in the temporary
-directory (``TMPDIR``, else ``/tmp``).
+Records live in the hook's private directory for them
+(:func:`qrspi_guard.hook.private.root`): ``$XDG_RUNTIME_DIR/qrspi-guard-hook-calls/``
+when ``XDG_RUNTIME_DIR`` is the user's own, else ``qrspi-guard-hook-calls-<uid>/`` in
+the temporary directory.
 Each agent session has a directory of its own in it, named for a digest of the
 session; each record is a file named for a digest of the call's pairing key. Every
-directory is created ``0700`` and used only when it is a real directory owned by the
-user with no group or other access; every file is opened through its directory's
-descriptor, without following links, created ``0600``, written to a temporary name
+directory is private as :mod:`~qrspi_guard.hook.private` makes it; every file is
+opened through its directory's descriptor, without following links, created
+``0600``, written to a temporary name
 and renamed into place (old or new, never half). A record is taken once: the post
 call renames it to a name of its own before reading it, so two concurrent post calls
 cannot both use it; then it is removed.
@@ -30,6 +29,8 @@ import os
 import stat
 import time
 
+from qrspi_guard.hook import private
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -48,26 +49,16 @@ MAX_SESSION_BYTES = 8 << 20
 MAX_SESSIONS = 32
 #: a temporary or claimed file older than this was left by a process that died
 _LEFT_SECONDS = 60
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
-    | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+#: the purpose of the records' private directory (:func:`private.root`)
+PURPOSE = "hook-calls"
 
 
 def root() -> str:
     """The directory every session's records are under."""
-    uid = os.getuid()
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime):
-        try:
-            st = os.stat(runtime)
-        except OSError:
-            st = None
-        if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == uid \
-                and not st.st_mode & 0o077:
-            return os.path.join(runtime, "qrspi-guard-hook-calls")
-    temp = next((v for v in (os.environ.get(k, "") for k in ("TMPDIR", "TEMP", "TMP"))
-                 if os.path.isabs(v) and os.path.isdir(v)), "/tmp")
-    return os.path.join(temp, f"qrspi-guard-hook-calls-{uid}")
+    return private.root(PURPOSE)
 
 
 def digest(text: str) -> str:
@@ -77,22 +68,6 @@ def digest(text: str) -> str:
     except ImportError:  # pragma: no cover - CPython builds it in
         from hashlib import blake2b
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
-
-
-def _private(name: str, dir_fd: int | None, create: bool) -> int | None:
-    """A descriptor of directory *name* (in *dir_fd*), made ``0700`` when *create*;
-    None unless it is the user's own, closed to everyone else."""
-    if create:
-        try:
-            os.mkdir(name, 0o700, dir_fd=dir_fd)
-        except FileExistsError:
-            pass
-    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-    st = os.fstat(fd)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        os.close(fd)
-        return None
-    return fd
 
 
 def put(session: str, key: str, data: bytes) -> bool:
@@ -118,13 +93,13 @@ def _in_session(session: str, create: bool, use: Callable[[int], T]) -> T | None
     directory open, made first when *create* (a new session prunes the old ones); None
     when either is not the user's own, or a system call fails."""
     try:
-        root_fd = _private(root(), None, create)
+        root_fd = private.open_dir(root(), None, create)
         if root_fd is None:
             return None
         try:
             name = digest(session)
             new = create and not _exists(name, root_fd)
-            session_fd = _private(name, root_fd, create)
+            session_fd = private.open_dir(name, root_fd, create)
             if session_fd is None:
                 return None
             try:
@@ -157,7 +132,7 @@ def _write(dir_fd: int, name: str, data: bytes) -> bool:
             view = view[os.write(fd, view):]
     except OSError:
         os.close(fd)
-        _unlink(temp, dir_fd)
+        private.unlink(temp, dir_fd)
         return False
     os.close(fd)
     os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -190,48 +165,26 @@ def _claim(dir_fd: int, name: str) -> bytes | None:
         finally:
             os.close(fd)
     finally:
-        _unlink(claimed, dir_fd)
-
-
-def _unlink(name: str, dir_fd: int) -> None:
-    try:
-        os.unlink(name, dir_fd=dir_fd)
-    except OSError:
-        pass
-
-
-def _listing(dir_fd: int, limit: int) -> list[tuple[float, int, str, bool]]:
-    """(mtime, size, name, is a directory) of at most *limit* entries."""
-    out: list[tuple[float, int, str, bool]] = []
-    with os.scandir(dir_fd) as it:
-        for entry in it:
-            if len(out) >= limit:
-                break
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            out.append((st.st_mtime, st.st_size, entry.name, stat.S_ISDIR(st.st_mode)))
-    return out
+        private.unlink(claimed, dir_fd)
 
 
 def _prune_records(dir_fd: int) -> None:
     """Stale and leftover files removed; then the oldest records past the bounds."""
     now = time.time()
     records = []
-    for mtime, size, name, is_dir in _listing(dir_fd, 4 * MAX_RECORDS):
+    for mtime, size, name, is_dir in private.listing(dir_fd, 4 * MAX_RECORDS):
         age = now - mtime
         if is_dir:
             continue
         if age > STALE_SECONDS or (not name.endswith(".rec") and age > _LEFT_SECONDS):
-            _unlink(name, dir_fd)
+            private.unlink(name, dir_fd)
         elif name.endswith(".rec"):
             records.append((mtime, size, name))
     total = 0
     for count, (_, size, name) in enumerate(sorted(records, reverse=True), 1):
         total += size
         if count >= MAX_RECORDS or total > MAX_SESSION_BYTES:
-            _unlink(name, dir_fd)
+            private.unlink(name, dir_fd)
 
 
 def _prune_sessions(root_fd: int, keep: str) -> None:
@@ -239,19 +192,19 @@ def _prune_sessions(root_fd: int, keep: str) -> None:
     records."""
     now = time.time()
     sessions = sorted(((mtime, name) for mtime, _, name, is_dir
-                       in _listing(root_fd, 4 * MAX_SESSIONS) if is_dir and name != keep),
+                       in private.listing(root_fd, 4 * MAX_SESSIONS) if is_dir and name != keep),
                       reverse=True)
     for count, (mtime, name) in enumerate(sessions, 2):
         if count > MAX_SESSIONS or now - mtime > STALE_SECONDS:
             try:
-                fd = _private(name, root_fd, False)
+                fd = private.open_dir(name, root_fd, False)
             except OSError:
                 continue
             if fd is None:
                 continue
             try:
-                for _, _, entry, _ in _listing(fd, 4 * MAX_RECORDS):
-                    _unlink(entry, fd)
+                for _, _, entry, _ in private.listing(fd, 4 * MAX_RECORDS):
+                    private.unlink(entry, fd)
             finally:
                 os.close(fd)
             try:

@@ -17,7 +17,13 @@ hooks, whatever their program, and the groups, event lists and
 ``hooks`` object that the removal leaves empty. Every other key, in ``hooks`` too
 (Gemini's ``disabled``, say), is kept. The file is rewritten atomically (a temporary
 file in the same directory, fsync, rename) with its mode, after a copy of the old file
-is kept beside it as ``settings.json.qrspi-guard.bak``.
+is kept beside it as ``settings.json.qrspi-guard.bak``. The rewrite keeps others'
+writes: it holds an exclusive ``flock`` on the settings directory (:func:`settings_lock`,
+which every writer here takes), reads the file again just before the write, merges into
+that, and renames only while the file is still what it read (else reads and merges
+again), so an edit made since, by another install or by hand, is not lost. (A writer
+that takes no lock, an editor say, can then lose only a write that lands between that
+last look and the rename.)
 
 A settings file that does not parse, is not a JSON object, has ``hooks`` of the wrong
 shape, is a symbolic link (a rename would replace the link with a file) or is
@@ -30,16 +36,21 @@ Gemini CLI does not trust.
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 import re
 import shlex
 import stat
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from qrspi_guard.errors import InputError, OutputError
 from qrspi_guard.hook.runtimes import BY_NAME
+from qrspi_guard.output.files import TargetChanged
+from qrspi_guard.parse import jsondoc
+from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.textsafe import one_line
 
 SETTINGS = "settings.json"
@@ -50,6 +61,10 @@ _OURS = re.compile(r"""(?:^|.*[\s/'"])(?:qrspi-guard|-m\s+qrspi_guard)['"]?\s+ho
                    r"(pre|post)\s*$")
 #: settings files larger than this are not read
 MAX_SETTINGS = 4 << 20
+#: how long install waits for another writer's lock on the settings, seconds
+LOCK_WAIT = 30.0
+#: how many times install reads and merges again a file that changed under it
+MAX_TRIES = 20
 
 
 def settings_path(runtime: str, scope: str, cwd: str | None = None,
@@ -166,49 +181,74 @@ def unmerge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str
 def load(path: str) -> tuple[dict[str, Any] | None, bytes | None, int | None]:
     """(the parsed settings, their bytes, the file's mode), or Nones when the file does
     not exist. Raises :class:`GuardError` for a file that must be left alone."""
+    doc, data, st = _load(path)
+    return doc, data, None if st is None else stat.S_IMODE(st.st_mode)
+
+
+def _load(path: str) -> tuple[dict[str, Any] | None, bytes | None, os.stat_result | None]:
+    """:func:`load`, with the file's ``fstat`` in place of its mode."""
+    from qrspi_guard.hook.jsonfile import Unreadable, read
+
     shown = one_line(path)
     try:
-        st = os.lstat(path)
+        data, st = read(path, MAX_SETTINGS, follow=False)
     except FileNotFoundError:
         return None, None, None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{shown} is a symbolic link; not changed (edit the file it "
+                             "points to, or replace the link with a file)") from None
         raise InputError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise InputError(f"{shown} is a symbolic link; not changed (edit the file it "
-                         "points to, or replace the link with a file)")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{shown} is not a regular file; not changed")
-    if st.st_size > MAX_SETTINGS:
-        raise InputError(f"{shown} is larger than {MAX_SETTINGS >> 20} MiB; not changed")
+    except Unreadable as exc:
+        raise InputError(f"{shown} is {exc}; not changed") from None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_SETTINGS + 1)
-    except OSError as exc:
-        raise InputError(f"{shown}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{shown} does not parse as JSON ({one_line(str(exc), 120)}); "
+        doc = jsondoc.loads(data, bom=True)
+    except jsondoc.JsonError as exc:
+        raise InputError(f"{shown} does not parse as JSON ({one_line(exc.reason, 120)}); "
                          "not changed") from None
     if not isinstance(doc, dict):
         raise InputError(f"{shown} is JSON but not an object; not changed")
-    return doc, data, stat.S_IMODE(st.st_mode)
+    return doc, data, st
 
 
 def render(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return jsondoc.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: str, data: bytes, mode: int | None) -> None:
+def write_atomic(path: str, data: bytes, mode: int | None,
+                 unchanged: Callable[[Dir, str], bool] | None = None) -> None:
     """*data* into *path* with :func:`qrspi_guard.output.files.write_atomic` (temporary
     file beside it, fsync, rename, fsync the directory): on any failure the old file is
-    untouched and no temporary is left. Raises OutputError."""
+    untouched and no temporary is left. *unchanged*: asked right before the rename
+    (:class:`~qrspi_guard.output.files.TargetChanged` when it says no). Raises
+    OutputError."""
     from qrspi_guard.output.files import write_atomic as atomic
 
     try:
-        atomic(path, data, mode)
+        atomic(path, data, mode, unchanged)
     except OSError as exc:
         raise OutputError(f"{one_line(path)}: cannot write: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def settings_lock(path: str) -> Iterator[None]:
+    """Hold the lock every writer of the settings file *path* takes: an exclusive
+    ``flock`` on its directory (made when missing), released however the process ends.
+    Raises OutputError when the directory cannot be made or another holds the lock
+    past :data:`LOCK_WAIT` seconds."""
+    from qrspi_guard.engine.roundlock import LockTimeout, round_lock
+
+    directory = os.path.dirname(path) or os.curdir
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with round_lock(directory, timeout=LOCK_WAIT):
+            yield
+    except LockTimeout:
+        raise OutputError(f"{one_line(path)}: another process held its lock for "
+                          f"{LOCK_WAIT:g} s; not changed") from None
+    except OSError as exc:
+        raise OutputError(f"{one_line(directory)}: cannot create or lock: "
+                          f"{exc.strerror or exc}") from None
 
 
 def change(path: str, runtime: str, remove: bool, dry_run: bool,
@@ -217,29 +257,62 @@ def change(path: str, runtime: str, remove: bool, dry_run: bool,
 
     Returns the events changed, the merged file's text and the backup's path (None when
     there was no old file); writes nothing when nothing changes or under *dry_run*.
-    Raises :class:`GuardError` when it cannot.
+    The write is a read-modify-write that keeps others' writes: under
+    :func:`settings_lock`, the file is read again just before it is written and the
+    hook merged into what it holds then, and the rename happens only while the file is
+    still what was read (else it is read and merged again): an edit made meanwhile, by
+    another install or by hand, is kept. Raises :class:`GuardError` when it cannot.
     """
-    doc, old, mode = load(path)
-    if mode is not None and not mode & 0o222:
+    events, text, _, _ = _edited(path, runtime, remove, prog)
+    if dry_run or not events:
+        return events, text, None
+    with settings_lock(path):
+        for _ in range(MAX_TRIES):
+            events, text, old, st = _edited(path, runtime, remove, prog)
+            if not events:
+                return events, text, None
+            mode = None if st is None else stat.S_IMODE(st.st_mode)
+            backup = None
+            if old is not None:
+                backup = path + BACKUP_SUFFIX
+                write_atomic(backup, old, mode)
+            try:
+                write_atomic(path, text.encode("utf-8"), mode, _still(st))
+            except TargetChanged:
+                continue
+            return events, text, backup
+    raise OutputError(f"{one_line(path)} changed {MAX_TRIES} times while it was being "
+                      "written; not changed")
+
+
+def _edited(path: str, runtime: str, remove: bool, prog: str | None,
+            ) -> tuple[list[str], str, bytes | None, os.stat_result | None]:
+    """The file as it is now, with the hook merged in (or taken out): (the events
+    changed, the new text, the old bytes, the old file's ``fstat``)."""
+    doc, old, st = _load(path)
+    if st is not None and not st.st_mode & 0o222:
         raise OutputError(f"{one_line(path)} is read-only; not changed")
     if doc is None:
         doc = {}
     events = unmerge(doc, runtime, path) if remove else merge(doc, runtime, path, prog)
-    text = render(doc)
-    if dry_run or not events:
-        return events, text, None
-    directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{one_line(directory)}: cannot create: {exc.strerror or exc}") \
-            from None
-    backup = None
-    if old is not None:
-        backup = path + BACKUP_SUFFIX
-        write_atomic(backup, old, mode)
-    write_atomic(path, text.encode("utf-8"), mode)
-    return events, text, backup
+    return events, render(doc), old, st
+
+
+def _still(st: os.stat_result | None) -> Callable[[Dir, str], bool]:
+    """Whether a settings file is still the one whose ``fstat`` was *st* (None: there
+    was none): same file, size, and modification and change times."""
+    def unchanged(d: Dir, name: str) -> bool:
+        try:
+            now = d.lstat(name)
+        except FileNotFoundError:
+            return st is None
+        return st is not None and _identity(now) == _identity(st)
+
+    return unchanged
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def warnings(runtime: str, doc_text: str, shown: str, scope: str = "user",
@@ -249,8 +322,8 @@ def warnings(runtime: str, doc_text: str, shown: str, scope: str = "user",
     are (*scope*, under *base*; a folder Gemini CLI does not trust)."""
     rt = BY_NAME[runtime]
     try:
-        doc = json.loads(doc_text)
-    except ValueError:
+        doc = jsondoc.loads(doc_text, bom=True)
+    except jsondoc.JsonError:
         doc = None
     return (rt.warnings(doc, shown) if isinstance(doc, dict) else []) + \
         rt.place_warnings(scope, base)

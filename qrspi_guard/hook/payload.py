@@ -7,13 +7,23 @@ They differ in the event names (``PreToolUse`` / ``PostToolUse`` against
 ``BeforeTool`` / ``AfterTool``), the tool names and the JSON answer; each runtime's
 module says its own, and this one reads them all from the registry.
 
+The payload is read under the rules of every JSON the guard reads
+(:mod:`qrspi_guard.parse.jsondoc`). One those rules refuse (``NaN``, a key twice in one
+object, nesting past :data:`PAYLOAD_DEPTH`) is :class:`Refused`: the guard cannot be
+sure it reads what the runtime read (which of two ``file_path`` keys, say), so it judges
+nothing in it; :func:`refusal` then blocks the call when it names a ``reviews`` tree (it
+may be a write into a round: never silently let through) and allows it in silence
+otherwise (it writes no round: never blocked). No runtime writes such a payload (they
+serialise with ``JSON.stringify``, which writes none of these) except a tool's own
+input or output nested deeper than the bound.
+
 This module is on the path of every call, the no-op included, so it imports only
-``json``, ``os``, ``sys`` and the runtimes (which import nothing).
+``os``, ``sys``, the runtimes (which import nothing) and the JSON reader (``json`` and
+``re``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -29,6 +39,7 @@ from qrspi_guard.hook.runtimes import (
     WRITE,
 )
 from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
+from qrspi_guard.parse import jsondoc
 from qrspi_guard.parse.capped import STREAM_CAP, read_stream
 
 TYPE_CHECKING = False
@@ -49,8 +60,23 @@ POST_KINDS = frozenset({WRITE, EDIT, MULTI_EDIT, REPLACE, NOTEBOOK, SHELL})
 STDIN_CAP = STREAM_CAP
 
 
+#: the deepest nesting a payload is read to: a tool's own input and output ride in it
+#: (an MCP tool's, as deep as its author made it), so the bound is wider than any file
+#: the guard reads needs, and still far within the parser's recursion
+PAYLOAD_DEPTH = 512
+
+
 class HookFailure(Exception):
     """The hook itself cannot work (bad payload, unreadable file): never the agent's fault."""
+
+
+class Refused(HookFailure):
+    """The payload is JSON the guard does not read (:mod:`qrspi_guard.parse.jsondoc`'s
+    rules): ``str()`` says which rule, :attr:`text` is the payload (for :func:`refusal`)."""
+
+    def __init__(self, why: str, text: str) -> None:
+        super().__init__(why)
+        self.text = text
 
 
 def _repr(value: object, limit: int = 60) -> str:
@@ -95,13 +121,17 @@ def read_stdin(stream: BinaryIO | None = None) -> bytes:
 
 
 def load_payload(raw: bytes | str) -> dict[str, Any]:
-    """The JSON object on stdin, or :class:`HookFailure`."""
+    """The JSON object on stdin: :class:`HookFailure` when it is not JSON (or not an
+    object), :class:`Refused` when it is JSON the guard's rules refuse."""
     try:
-        payload = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
+        payload = jsondoc.loads(raw, max_depth=PAYLOAD_DEPTH)
+    except jsondoc.JsonError as exc:
         from qrspi_guard.textsafe import one_line
 
-        raise HookFailure(f"stdin is not JSON ({one_line(str(exc), 120)})") from None
+        if exc.syntax:
+            raise HookFailure(f"stdin is not JSON ({one_line(exc.reason, 120)})") from None
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        raise Refused(one_line(str(exc), 120), text) from None
     if not isinstance(payload, dict):
         raise HookFailure("stdin is JSON but not an object")
     return payload
@@ -171,7 +201,7 @@ class Call:
         if self.use_id is not None:
             return session, f"id\0{self.use_id}"
         shown = [self.tool, str(self.cwd_given)] + [
-            json.dumps(self.tool_input.get(k)) for k in _place_keys()]
+            jsondoc.dumps(self.tool_input.get(k)) for k in _place_keys()]
         return session, "call\0" + "\0".join(shown)
 
     def text(self, key: str, required: bool = True) -> str | None:
@@ -252,14 +282,16 @@ def _surrogate(text: str) -> bool:
 
 
 def _names_reviews(text: str) -> bool:
-    """*text* names a ``reviews`` directory as a path segment (cheap, generous test)."""
+    """*text* names a ``reviews`` directory as a path segment: the word, with no
+    letter, digit, ``_``, ``-`` or ``.`` either side (cheap, generous: the plugin's
+    launcher's test too)."""
     from qrspi_guard.hook.where import REVIEWS
 
     at = text.find(REVIEWS)
     while at != -1:
         before = text[at - 1] if at else "/"
-        after = text[at + len(REVIEWS):at + len(REVIEWS) + 1]
-        if not (before.isalnum() or before in "_-.") and after in ("", "/", "'", '"', " "):
+        after = text[at + len(REVIEWS):at + len(REVIEWS) + 1] or "/"
+        if not any(c.isalnum() or c in "_-." for c in (before, after)):
             return True
         at = text.find(REVIEWS, at + 1)
     return False
@@ -282,6 +314,27 @@ def unusable_place(call: Call) -> str | None:
     return (f"qrspi-guard refused this tool call: {bad} holds a character that cannot be "
             "encoded (a lone UTF-16 surrogate), so the guard cannot tell which review round "
             "file it touches; name the file in valid UTF-8 text\n")
+
+
+#: a JSON escape in a payload's text: ``\\uXXXX``, or one character
+_ESCAPE = r"\\(?:u([0-9a-fA-F]{4})|(.))"
+
+
+def refusal(refused: Refused) -> str:
+    """The answer to a payload the JSON rules refuse (:class:`Refused`): the one line
+    that blocks the call when its text, JSON escapes read, names a ``reviews`` tree
+    anywhere (the guard cannot tell which round file it touches, if any), else ``""``:
+    allow, and say nothing (it names no round; ``check`` and ``watch`` still judge a
+    round written through a link named otherwise, as they judge every file)."""
+    import re
+
+    text = re.sub(_ESCAPE, lambda m: chr(int(m.group(1), 16)) if m.group(1) else (
+        "/" if m.group(2) == "/" else " "), refused.text, flags=re.S)
+    if not _names_reviews(text):
+        return ""
+    return (f"qrspi-guard refused this tool call: its payload is not JSON the guard reads "
+            f"({refused}), and it names a reviews directory, so the guard cannot tell which "
+            "review round file it touches; the agent runtime sent a malformed payload\n")
 
 
 def base_dir(call: Call) -> str:

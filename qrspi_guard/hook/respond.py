@@ -15,10 +15,9 @@ a block: exit 2 in the text form, the deny or block object in the JSON form (and
 
 from __future__ import annotations
 
-import json
-
 from qrspi_guard.hook.run import Answer
 from qrspi_guard.hook.runtimes import BY_NAME
+from qrspi_guard.parse import jsondoc
 
 PROG = "qrspi-guard hook"
 
@@ -34,7 +33,7 @@ def answer(blocks: bool, message: str, output_format: str, runtime: str | None,
     if not blocks:
         return Answer()
     if output_format == "json" and runtime is not None and event is not None:
-        return Answer(json.dumps(block_object(message, runtime, event)) + "\n",
+        return Answer(jsondoc.dumps(block_object(message, runtime, event)) + "\n",
                       reason=message)
     return Answer(stderr=message, code=2)
 
@@ -49,6 +48,6 @@ def failure(reason: str, fail_closed: bool, output_format: str, runtime: str | N
     if not fail_closed:
         return Answer(stderr=line)
     if output_format == "json" and runtime is not None and event is not None:
-        return Answer(json.dumps(block_object(line, runtime, event)) + "\n", line,
+        return Answer(jsondoc.dumps(block_object(line, runtime, event)) + "\n", line,
                       reason=line)
     return Answer(stderr=line, code=2)

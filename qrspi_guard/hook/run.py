@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from qrspi_guard.hook.payload import HookFailure
+from qrspi_guard.hook.payload import HookFailure, Refused
 from qrspi_guard.hook.runtimes import EVENTS
 from qrspi_guard.hook.runtimes import NAMES as RUNTIMES
 
@@ -132,6 +132,7 @@ def execute(opts: Options, problem: str | None = None) -> NoReturn:
     """Read the payload on stdin, judge it, print the answer and exit. *problem*: what
     of the command line could not be used (left out: the defaults stand in)."""
     payload: dict[str, Any] | None = None
+    result = Answer()
     try:
         from qrspi_guard.hook.payload import load_payload, read_stdin
 
@@ -139,7 +140,6 @@ def execute(opts: Options, problem: str | None = None) -> NoReturn:
         from qrspi_guard.hook.where import triage
 
         call, target, asks = triage(payload, opts.event, opts.runtime)
-        result = Answer()
         if asks is not None:  # (else about no review round: nothing more to import)
             from qrspi_guard.hook.judging import decide_call
 
@@ -153,6 +153,15 @@ def execute(opts: Options, problem: str | None = None) -> NoReturn:
 
                 result = answer(True, _headed(decision.message, problem), opts.output_format,
                                 decision.runtime, decision.event)
+    except Refused as refused:  # JSON the guard does not read: blocked only near a round
+        from qrspi_guard.hook.payload import refusal
+
+        line = refusal(refused)
+        if line:
+            from qrspi_guard.hook.respond import answer
+
+            result = answer(True, _headed(line, problem), opts.output_format, opts.runtime,
+                            opts.event)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # a broken guard must not stop a run

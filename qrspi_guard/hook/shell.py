@@ -25,12 +25,12 @@ An agent is never told to fix a file its command did not name or write.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from qrspi_guard.hook.payload import Call, base_dir
 from qrspi_guard.hook.where import MAX_SHELL_ROUNDS, Target, locate, rounds_named
+from qrspi_guard.parse import jsondoc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,7 +95,7 @@ def _record(session: str, key: str, command: str, analysis: Analysis, base: str)
         state = snapshot(rounds, scopes)
         record = {"key": callstore.digest(key), "command": callstore.digest(command),
                   "state": state}
-        callstore.put(session, key, json.dumps(record).encode("utf-8", "surrogatepass"))
+        callstore.put(session, key, jsondoc.dumps(record).encode("ascii"))
 
 
 def _recorded(session: str, key: str, command: str) -> dict[str, object] | None:
@@ -106,8 +106,8 @@ def _recorded(session: str, key: str, command: str) -> dict[str, object] | None:
     if data is None:
         return None
     try:
-        record = json.loads(data.decode("utf-8", "surrogatepass"))
-    except (ValueError, RecursionError):
+        record = jsondoc.loads(data)
+    except jsondoc.JsonError:
         return None
     if not isinstance(record, dict) or record.get("key") != callstore.digest(key) \
             or record.get("command") != callstore.digest(command) \

@@ -11,10 +11,11 @@ message: ..."), and neither shows a successful hook's stderr. So an allowed call
 it in ``{"systemMessage": ...}`` on stdout, a JSON block carries it as its
 ``systemMessage``, and every refusal's reason starts with it.
 
-Once: a marker file per (runtime, session, notice) in a private directory under the
-temporary directory (``qrspi-guard-told-<uid>``, :mod:`qrspi_guard.hook.private`;
-markers over a day old are removed). Where no marker can be made, the hook tells every time: better
-repeated than silent.
+Once: a marker file per (runtime, session, notice) in the hook's private directory
+for them (:mod:`qrspi_guard.hook.private`: ``$XDG_RUNTIME_DIR/qrspi-guard-told/``, else
+``qrspi-guard-told-<uid>/`` in the temporary directory; markers over a day old are
+removed). Where no marker can be made, the hook tells every time: better repeated
+than silent.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: a marker older than this is removed (a session that long is told again)
 STALE_SECONDS = 86400
+#: at most this many markers are looked at for removal per call
+PRUNE_BATCH = 64
 
 
 def notice(problem: str) -> str:
@@ -52,20 +55,21 @@ def first_time(payload: dict[str, Any] | None, runtime: str | None, what: str) -
                 break
     key = "\0".join((runtime or "", session, what))
     name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-    from qrspi_guard.hook.private import private_dir, prune
+    from qrspi_guard.hook.private import open_root, remove_older
 
-    directory = private_dir("told")
+    directory = open_root("told", create=True)
     if directory is None:
         return True
-    prune(directory, STALE_SECONDS)
     try:
-        fd = os.open(os.path.join(directory, name),
-                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        os.close(fd)
+        remove_older(directory, STALE_SECONDS, PRUNE_BATCH)
+        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=directory))
     except FileExistsError:
         return False
     except OSError:
         return True
+    finally:
+        os.close(directory)
     return True
 
 
@@ -74,15 +78,14 @@ def told(result: Answer, problem: str, tell: bool) -> Answer:
     ``systemMessage``: on stdout for an allowed call, in the JSON block for a refused
     one. (The exit-2 form has no such field: its reason already starts with the
     notice, :func:`headed`.)"""
-    import json
-
     from qrspi_guard.hook.run import Answer
+    from qrspi_guard.parse import jsondoc
 
     if not tell or result.code == 2:
         return result
-    obj: dict[str, Any] = json.loads(result.stdout) if result.stdout else {}
+    obj: dict[str, Any] = jsondoc.loads(result.stdout) if result.stdout else {}
     obj["systemMessage"] = notice(problem)
-    return Answer(json.dumps(obj) + "\n", result.stderr, result.code, result.reason)
+    return Answer(jsondoc.dumps(obj) + "\n", result.stderr, result.code, result.reason)
 
 
 def headed(message: str, problem: str | None) -> str:

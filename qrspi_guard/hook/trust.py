@@ -17,72 +17,19 @@ on without it (issue 31). The rules are Gemini CLI 0.61's (``checkPathTrust``):
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 
+from qrspi_guard.hook.jsonfile import Unreadable, load
+from qrspi_guard.hook.runtimes.gemini import home_dir
 from qrspi_guard.textsafe import one_line
 
 TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
-#: files larger than this are not read (the user's settings, the trust list)
-MAX_FILE = 1 << 20
-
-
-def gemini_home(env: Mapping[str, str], home: str) -> str:
-    return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini")
 
 
 def trust_file(env: Mapping[str, str], home: str) -> str:
     return env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
-        gemini_home(env, home), "trustedFolders.json")
-
-
-def _read_json(path: str) -> object:
-    """The JSON in *path* (Gemini CLI's own comments stripped), None when it is absent;
-    raises ValueError when it cannot be read or parsed."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ValueError(exc.strerror or str(exc)) from None
-    if len(data) > MAX_FILE:
-        raise ValueError("too large")
-    text = data.decode("utf-8", "replace")
-    try:
-        return json.loads(text)
-    except ValueError:
-        return json.loads(_strip_comments(text))
-
-
-def _strip_comments(text: str) -> str:
-    """``//`` and ``/* */`` comments outside strings, as Gemini CLI strips them."""
-    out, i, n, in_string = [], 0, len(text), False
-    while i < n:
-        c = text[i]
-        if in_string:
-            out.append(c)
-            if c == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-            out.append(c)
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
+        home_dir(env, home), "trustedFolders.json")
 
 
 def _real(path: str) -> str:
@@ -101,10 +48,10 @@ def trusted(folder: str, env: Mapping[str, str], home: str) -> bool | str:
         return False
     if env.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
         return True
-    settings = os.path.join(gemini_home(env, home), "settings.json")
+    settings = os.path.join(home_dir(env, home), "settings.json")
     try:
-        doc = _read_json(settings)
-    except ValueError:
+        doc = load(settings, comments=True)
+    except Unreadable:
         doc = None  # Gemini CLI reports its own settings; folder trust stays on
     security = doc.get("security") if isinstance(doc, dict) else None
     folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
@@ -112,8 +59,8 @@ def trusted(folder: str, env: Mapping[str, str], home: str) -> bool | str:
         return True
     path = trust_file(env, home)
     try:
-        rules = _read_json(path)
-    except ValueError as exc:
+        rules = load(path, comments=True)
+    except Unreadable as exc:
         return f"{one_line(path)} cannot be read ({one_line(str(exc), 120)})"
     if rules is None:
         return False

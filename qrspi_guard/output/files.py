@@ -7,7 +7,9 @@
   hidden temp file beside it (``.guard-*.tmp``, which ``check`` and ``watch`` ignore).
   :func:`write_round_file` is it for a file of a run's `reviews/` tree (status files,
   ``--fix``): its directories opened without following links; :func:`write_atomic` for
-  a file the user named (``--output``, settings files).
+  a file the user named (``--output``, settings files). Either renames, when asked, only
+  while the target is still what its caller read (:class:`TargetChanged` otherwise:
+  ``hook install``'s read-modify-write of a settings file).
 - :func:`write_output`: an output path the user named (``--output``, ``report -o``,
   ``--write-baseline``): atomic for a regular file; a FIFO written only while a reader
   is there; a symbolic link, a directory or another device refused (cli.md).
@@ -80,13 +82,20 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
+class TargetChanged(Exception):
+    """:func:`write_in`'s *unchanged* found the target changed since its caller read
+    it: nothing was written (the caller reads it again and merges)."""
+
+
+def write_atomic(path: str, data: bytes, mode: int | None = None,
+                 unchanged: Callable[[Dir, str], bool] | None = None) -> None:
     """Write *data* to *path* atomically (see the module docstring). *path*'s directory
     is opened as named (``--output``, a settings file: the user's own links are
-    followed); the write itself is :func:`write_in` that directory. Raises OSError; the
-    target is left as it was and no temp file stays behind."""
+    followed); the write itself is :func:`write_in` that directory. Raises OSError
+    (or :class:`TargetChanged`); the target is left as it was and no temp file stays
+    behind."""
     with Dir.named(os.path.dirname(path)) as d:
-        write_in(d, os.path.basename(path), data, mode, shown=path)
+        write_in(d, os.path.basename(path), data, mode, shown=path, unchanged=unchanged)
 
 
 def write_round_file(path: str, data: bytes, mode: int | None = None) -> None:
@@ -115,12 +124,16 @@ def _create_temp(d: Dir, path: str) -> str:
 
 
 def write_in(d: Dir, name: str, data: bytes, mode: int | None = None,
-             shown: str | None = None) -> None:
+             shown: str | None = None,
+             unchanged: Callable[[Dir, str], bool] | None = None) -> None:
     """Write *data* to *name* in the open directory *d* atomically: a hidden temp file
     created there (never through a link), written, fsynced, renamed over *name*, the
     directory fsynced; every step relative to *d*'s descriptor. *mode*: the new file's
-    permissions (default: the old file's, else 0o666 less the umask). Raises OSError;
-    the target is left as it was and no temp file stays behind."""
+    permissions (default: the old file's, else 0o666 less the umask). *unchanged*
+    (*d*, *name*): asked at the last moment, right before the rename, whether the
+    target is still what its caller read; False raises :class:`TargetChanged` (a
+    read-modify-write that a writer without the caller's lock may race). Raises
+    OSError; the target is left as it was and no temp file stays behind."""
     path = shown or d.join(name)
     if mode is None:
         try:
@@ -138,7 +151,7 @@ def write_in(d: Dir, name: str, data: bytes, mode: int | None = None,
                 n = _retrying("write", path, partial(os.write, fh.fileno(), view))
                 view = view[n:]
             _retrying("sync", path, lambda: os.fsync(fh.fileno()))
-        _retrying("rename", path, partial(d.replace, tmp, name))
+        _retrying("rename", path, partial(_rename, d, tmp, name, unchanged))
     except BaseException:
         try:
             d.unlink(tmp)
@@ -150,6 +163,13 @@ def write_in(d: Dir, name: str, data: bytes, mode: int | None = None,
         d.fsync()
     except OSError:
         return
+
+
+def _rename(d: Dir, tmp: str, name: str,
+            unchanged: Callable[[Dir, str], bool] | None) -> None:
+    if unchanged is not None and not unchanged(d, name):
+        raise TargetChanged(d.join(name))
+    d.replace(tmp, name)
 
 
 def sync_dir(directory: str) -> None:

@@ -17,28 +17,37 @@ Reading (:func:`loads`) refuses, with a :class:`JsonError` whose text is one lin
 
 Writing (:func:`dumps`) never writes ``NaN`` or ``Infinity``: a value that is not finite
 is a :class:`JsonError`, as is nesting past the recursion limit.
+
+On the path of every hook call, the no-op included (the hook reads its payload here):
+it imports ``json`` and ``re`` only, and what a rare case needs when it needs it (the
+digit bound, :mod:`qrspi_guard.contract.digits`, for an integer of more than 18
+characters; the depth of a text with many brackets).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from array import array
-from collections.abc import Callable
-from itertools import accumulate
-from typing import Any
 
-from qrspi_guard.contract.generations.model import MAX_DIGITS
-from qrspi_guard.contract.layout import bounded_number
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
 
 __all__ = ["MAX_DEPTH", "JsonError", "dumps", "loads"]
 
 #: the deepest nesting of arrays and objects read (no file the guard reads needs 10)
 MAX_DEPTH = 64
-#: a JSON string (the unrolled form: no backtracking per character)
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+#: a JSON string (the unrolled form: no backtracking per character); compiled (and
+#: cached by ``re``) only when a text has enough brackets to be measured
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_NOT_BRACKET = r"[^\[\]{}]+"
+#: an integer of at most this many characters is within the digit bound whatever it is
+#: (the parser hands over only JSON's grammar: ``-?(0|[1-9][0-9]*)``): read at once,
+#: and the bound's module loaded only for a longer one
+_SHORT = 18
+#: what float() makes of a number too large for a double
+_INFINITE = (float("inf"), float("-inf"))
 #: an opening bracket as +1, a closing one as -1 (signed bytes)
 _SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 
@@ -46,11 +55,14 @@ _SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 class JsonError(ValueError):
     """A text is not JSON the guard reads, or a value is not one it writes; ``str()`` is
     one line saying why (the caller names the file), :attr:`reason` the same without
-    the words ``not valid JSON``, for a caller that says them itself."""
+    the words ``not valid JSON``, for a caller that says them itself. :attr:`syntax`:
+    the text is not JSON at all, or not UTF-8 (as against JSON that breaks one of the
+    rules above)."""
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, syntax: bool = False) -> None:
         super().__init__(message)
         self.reason = reason or message
+        self.syntax = syntax
 
 
 def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH,
@@ -62,7 +74,7 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH,
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise JsonError(f"not UTF-8 (byte {exc.start})") from None
+            raise JsonError(f"not UTF-8 (byte {exc.start})", syntax=True) from None
     else:
         text = data
     if bom and text.startswith("\ufeff"):
@@ -76,7 +88,7 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH,
         raise
     except json.JSONDecodeError as exc:
         where = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-        raise JsonError(f"not valid JSON ({where})", where) from None
+        raise JsonError(f"not valid JSON ({where})", where, syntax=True) from None
     except (ValueError, RecursionError) as exc:  # pragma: no cover - the checks above
         raise JsonError(f"not usable JSON ({type(exc).__name__})") from None
 
@@ -102,7 +114,10 @@ def too_deep(text: str, bound: int) -> bool:
     names it then."""
     if text.count("[") + text.count("{") <= bound:
         return False
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    from array import array
+    from itertools import accumulate
+
+    brackets = re.sub(_NOT_BRACKET, "", re.sub(_STRING, "", text, flags=re.S))
     signed = array("b", brackets.encode("ascii").translate(_SIGNS))
     return max(accumulate(signed), default=0) > bound
 
@@ -113,13 +128,17 @@ def _no_constant(name: str) -> Any:
 
 def _finite(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value):
+    if value in _INFINITE:  # (a JSON number's text is never NaN)
         raise JsonError(f"the number {text[:24]}{'...' if len(text) > 24 else ''} is too "
                         "large for a JSON reader to carry")
     return value
 
 
 def _bounded_int(digits: str) -> int:
+    if len(digits) <= _SHORT:
+        return int(digits)
+    from qrspi_guard.contract.digits import MAX_DIGITS, bounded_number
+
     number = bounded_number(digits.lstrip("-"))
     if number is None:
         raise JsonError(f"an integer of more than {MAX_DIGITS} digits")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from qrspi_guard.contract.digits import bounded_number
 from qrspi_guard.contract.generations import CONTRACT
-from qrspi_guard.contract.layout import bounded_number
 from qrspi_guard.parse import frontmatter as fm
 from qrspi_guard.parse import jsondoc
 from qrspi_guard.records import field, record

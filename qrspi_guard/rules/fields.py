@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from qrspi_guard.contract.diagnostics import Diagnostic, describe, untrusted
-from qrspi_guard.contract.layout import bounded_number
+from qrspi_guard.contract.digits import bounded_number
 from qrspi_guard.parse import frontmatter as fm
 
 

@@ -7,12 +7,12 @@ import re
 from typing import Any
 
 from qrspi_guard.contract.diagnostics import Diagnostic
+from qrspi_guard.contract.digits import bounded_number
 from qrspi_guard.contract.generations import FindingContract
 from qrspi_guard.contract.generations.fan_in import fanin_field, frontmatter_lines
 from qrspi_guard.contract.layout import (
     FileName,
     Kind,
-    bounded_number,
     normalise_step,
 )
 from qrspi_guard.parse import frontmatter as fm

@@ -8,7 +8,8 @@ import os
 from collections import Counter
 
 from qrspi_guard.contract.diagnostics import Diagnostic, diag
-from qrspi_guard.contract.layout import RoundRef, bounded_number
+from qrspi_guard.contract.digits import bounded_number
+from qrspi_guard.contract.layout import RoundRef
 from qrspi_guard.contract.runconfig import RunConfig
 from qrspi_guard.rules.facts import FileFacts
 

@@ -16,11 +16,8 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
+from qrspi_guard.contract.digits import MAX_DIGITS as MAX_DIGITS
 from qrspi_guard.records import field, record
-
-#: At most this many significant digits are read as a number (Python refuses int() of
-#: more than 4,300, and a value must never make a rule's cost grow with it).
-MAX_DIGITS = 1000
 
 #: a generation's name, as `--protocol` and the `protocol` setting spell it
 GenerationName = str

@@ -22,6 +22,12 @@ from __future__ import annotations
 from qrspi_guard.hook.bash.lexer import tokens
 from qrspi_guard.hook.bash.tokens import Incomplete, Redir, Word
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import TypeVar
+
+    T = TypeVar("T", Word, Redir)
+
 _CASE_ENDS = (";;", ";&", ";;&")
 
 
@@ -90,6 +96,15 @@ class _Parser:
     def peek(self, ahead: int = 0) -> Word | Redir | str | None:
         at = self.i + ahead
         return self.t[at] if at < len(self.t) else None
+
+    def run_of(self, kind: type[T]) -> list[T]:
+        """The tokens of *kind* (words, redirections) from here to the first token that
+        is not one, taken."""
+        got: list[T] = []
+        while isinstance(tok := self.peek(), kind):
+            got.append(tok)
+            self.i += 1
+        return got
 
     def reserved(self, *names: str) -> bool:
         tok = self.peek()
@@ -176,12 +191,7 @@ class _Parser:
         return self.simple()
 
     def redirected(self, node: Node) -> Node:
-        redirs: list[Redir] = []
-        while isinstance(self.peek(), Redir):
-            tok = self.peek()
-            assert isinstance(tok, Redir)
-            redirs.append(tok)
-            self.i += 1
+        redirs = self.run_of(Redir)
         return Seq([node], redirs) if redirs else node
 
     def simple(self) -> Node:
@@ -242,13 +252,7 @@ class _Parser:
             self.newlines()
             if self.reserved("in"):
                 self.i += 1
-                words: list[Word] = []
-                while isinstance(self.peek(), Word):
-                    tok = self.peek()
-                    assert isinstance(tok, Word)
-                    words.append(tok)
-                    self.i += 1
-                items.append(Words(words))
+                items.append(Words(self.run_of(Word)))
         while self.peek() in ("\n", ";"):
             self.i += 1
         if self.reserved("{"):

@@ -3,23 +3,29 @@
 A runtime module (:mod:`~qrspi_guard.hook.runtimes.claude`,
 :mod:`~qrspi_guard.hook.runtimes.gemini`) holds everything the hook knows about one
 agent runtime as one :class:`Runtime` named ``RUNTIME``: its event names, its tools,
-its JSON answer, its settings file and what install writes there. The payload, the
-answers, install, the hook's command line and ``--runtime`` all read them from
-:data:`ALL`. Adding a runtime is a module here and its name in :data:`MODULES`;
+its JSON answer, its settings file and what install writes there, and its
+:class:`Integration` (the plugin or extension: where it lives in a clone, where the
+runtime records it installed and enabled, what the runtime gives its launcher). The
+payload, the answers, install, the hook's command line, ``--runtime`` and
+:mod:`~qrspi_guard.hook.integrations` (``doctor``) all read them from :data:`ALL`.
+Adding a runtime is a module here and its name in :data:`MODULES`;
 ``tests/test_hook_runtime_registry.py`` checks that every runtime is complete.
 
 On the path of every hook call, the no-op included: this package and its modules
 import nothing else (a runtime module imports :class:`Runtime` and the tool kinds from
-here, which are defined before the modules are loaded), and each module costs a hook
-call its import, so they stay plain data and small functions.
+here, which are defined before the modules are loaded; what a function of theirs needs
+off that path, it imports when called), and each module costs a hook call its import,
+so they stay plain data and small functions.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
+
+    from qrspi_guard.hook.integrations import Presence
 
 #: the hook's two events: before a tool call, and after it
 EVENTS = ("pre", "post")
@@ -43,11 +49,41 @@ def no_place_warnings(scope: str, base: str) -> list[str]:
     return []
 
 
+def no_launcher_env(env: Mapping[str, str], home: str, project: str | None,
+                    ) -> dict[str, str]:
+    """A runtime that gives its plugin's launcher nothing beyond its own environment."""
+    return {}
+
+
+class Integration:
+    """A runtime's own package of the guard (the Claude Code plugin, the Gemini CLI
+    extension): where it lives in a clone of this repository, and how to read what the
+    runtime records of it, never by running the runtime."""
+
+    __slots__ = ("kind", "source", "manifest", "presence", "launcher_env")
+
+    def __init__(self, *, kind: str, source: str, manifest: str,
+                 presence: Callable[[Mapping[str, str], str, str | None], Presence],
+                 launcher_env: Callable[[Mapping[str, str], str, str | None],
+                                        dict[str, str]] = no_launcher_env) -> None:
+        self.kind = kind  #: what the runtime calls it: "plugin", "extension"
+        #: its directory under the clone's root (``integrations/claude-code``)
+        self.source = source
+        #: the file under that directory (and the installed copy) naming its version
+        self.manifest = manifest
+        #: (environment, home, project) -> whether the runtime has it installed and
+        #: enabled, read from the runtime's own records
+        self.presence = presence
+        #: (environment, home, project) -> what the runtime adds to the launcher's
+        #: environment (Claude Code: the plugin's options)
+        self.launcher_env = launcher_env
+
+
 class Runtime:
     """Everything the hook knows about one agent runtime."""
 
     __slots__ = ("name", "display", "directory", "events", "tools", "block", "matchers",
-                 "hook_entry", "directory_key", "warnings", "place_warnings")
+                 "hook_entry", "directory_key", "warnings", "place_warnings", "integration")
 
     def __init__(self, *, name: str, display: str, directory: str, events: dict[str, str],
                  tools: dict[str, tuple[str, str]],
@@ -57,6 +93,7 @@ class Runtime:
                  directory_key: str | None = None,
                  warnings: Callable[[dict[str, Any], str], list[str]] = no_warnings,
                  place_warnings: Callable[[str, str], list[str]] = no_place_warnings,
+                 integration: Integration | None = None,
                  ) -> None:
         self.name = name  #: ``--runtime NAME``, and the name of its module
         self.display = display  #: what install calls it ("Claude Code")
@@ -81,6 +118,8 @@ class Runtime:
         #: (scope, the directory the settings are under) -> the lines warning that the
         #: runtime will not run hooks installed there (Gemini CLI: an untrusted folder)
         self.place_warnings = place_warnings
+        #: its plugin or extension (every runtime has one: the registry test says so)
+        self.integration = integration
 
     def install_entries(self) -> list[tuple[str, str, str]]:
         """What install adds: (its event name, our event, matcher), pre first."""

@@ -12,15 +12,22 @@ A hook entry also carries a ``name`` and a ``timeout`` in milliseconds (default
 60000); a name listed in ``hooks.disabled`` is not run, so install warns of it. A
 project's settings are read only in a folder Gemini CLI trusts, so a project-scope
 install warns in one it does not (:mod:`~qrspi_guard.hook.trust`).
+
+The extension (``integrations/gemini-cli/``): Gemini CLI keeps an installed one in
+``extensions/qrspi-guard/`` under its home (:func:`home_dir`), with its
+``gemini-extension.json``; installed is enabled.
 """
 
 from __future__ import annotations
 
-from qrspi_guard.hook.runtimes import EVENTS, REPLACE, SHELL, WRITE, Runtime
+from qrspi_guard.hook.runtimes import EVENTS, REPLACE, SHELL, WRITE, Integration, Runtime
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping
     from typing import Any
+
+    from qrspi_guard.hook.integrations import Presence
 
 #: a hook's timeout, milliseconds
 TIMEOUT_MS = 10000
@@ -54,6 +61,31 @@ def place_warnings(scope: str, base: str) -> list[str]:
     return untrusted_warnings(scope, base)
 
 
+#: the file naming the extension's version, in its directory
+MANIFEST = "gemini-extension.json"
+
+
+def home_dir(env: Mapping[str, str], home: str) -> str:
+    """Gemini CLI's own directory: ``.gemini`` under ``$GEMINI_CLI_HOME``, else *home*."""
+    import os
+
+    return os.path.join(env.get("GEMINI_CLI_HOME") or home, ".gemini")
+
+
+def extension(env: Mapping[str, str], home: str, project: str | None) -> Presence:
+    """The extension as Gemini CLI keeps it (see the module docstring)."""
+    import os
+
+    from qrspi_guard.hook.integrations import NAME, Presence, read_record
+
+    where = os.path.join(home_dir(env, home), "extensions", NAME)
+    doc = read_record(os.path.join(where, MANIFEST))
+    if not isinstance(doc, dict):
+        return Presence("gemini", False)
+    version = doc.get("version")
+    return Presence("gemini", True, version if isinstance(version, str) else None, where, True)
+
+
 RUNTIME = Runtime(
     name="gemini", display="Gemini CLI", directory=".gemini",
     events={"pre": "BeforeTool", "post": "AfterTool"},
@@ -61,4 +93,6 @@ RUNTIME = Runtime(
            "run_shell_command": (SHELL, "command")},
     block=block, matchers={"pre": MATCHER, "post": MATCHER}, hook_entry=hook_entry,
     directory_key="directory", warnings=warnings, place_warnings=place_warnings,
+    integration=Integration(kind="extension", source="integrations/gemini-cli",
+                            manifest=MANIFEST, presence=extension),
 )
