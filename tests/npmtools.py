@@ -69,6 +69,24 @@ def tools() -> Path | str:
     return final / "node_modules"
 
 
+#: set by .ci/run: a pinned tool that cannot be installed fails the tests that drive it
+#: instead of skipping them, so the gate never passes without the runtimes it promises
+NEED = "QRSPI_GUARD_TESTS_NEED_NPM"
+
+
+def required(what: str, *parts: str) -> Path:
+    """:func:`binary`, or the test skipped saying why (failed where :data:`NEED` is set)."""
+    import pytest
+
+    got = binary(*parts)
+    if isinstance(got, Path):
+        return got
+    why = f"{what} is not available: {got}"
+    if os.environ.get(NEED):
+        pytest.fail(f"{why} ({NEED} is set)")
+    pytest.skip(why)
+
+
 def binary(*parts: str) -> Path | str:
     """A file under the installed ``node_modules`` (``.bin/claude``, say), or why not."""
     got = tools()

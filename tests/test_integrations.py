@@ -361,3 +361,16 @@ def test_guard_found_asks_the_launcher_with_what_the_runtime_would_give_it(
     old = fake_guard(tmp_path / "old", version="0.0.1")
     prog, why = guard_found("gemini", str(home), {**bare, "QRSPI_GUARD": str(old)})
     assert prog is None and f"{old} is qrspi-guard 0.0.1, not {VERSION}" in why
+
+
+def test_a_pinned_tool_that_cannot_be_installed_fails_the_gate_and_only_skips_elsewhere(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests import npmtools
+
+    monkeypatch.setattr(npmtools, "tools", lambda: "npm is not installed")
+    monkeypatch.delenv(npmtools.NEED, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="npm is not installed"):
+        npmtools.required("the real claude", ".bin", "claude")
+    monkeypatch.setenv(npmtools.NEED, "1")
+    with pytest.raises(pytest.fail.Exception, match="npm is not installed"):
+        npmtools.required("the real claude", ".bin", "claude")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.npmtools import binary
+from tests.npmtools import required
 from tests.runtimes import Claude, Gemini
 
 pytestmark = pytest.mark.slow
@@ -18,10 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(name: str) -> Path:
-    got = binary(".bin", name)
-    if isinstance(got, str):
-        pytest.skip(f"the real {name} is not available: {got}")
-    return got
+    return required(f"the real {name}", ".bin", name)
 
 
 @pytest.mark.parametrize("what", [".", "integrations/claude-code"])

@@ -21,7 +21,7 @@ import pytest
 
 import qrspi_guard
 from tests.agentmodel import Step
-from tests.npmtools import binary
+from tests.npmtools import required
 from tests.runtimes import Claude, Gemini, Outcome
 from tests.support import run_main
 
@@ -50,10 +50,7 @@ ROUND = "reviews/design/round-01"
 def clis() -> dict[str, Path]:
     found = {}
     for runtime, parts in (("claude", (".bin", "claude")), ("gemini", (".bin", "gemini"))):
-        got = binary(*parts)
-        if isinstance(got, str):
-            pytest.skip(f"the real {runtime} is not available: {got}")
-        found[runtime] = got
+        found[runtime] = required(f"the real {runtime}", *parts)
     return found
 
 

@@ -13,7 +13,7 @@ import pytest
 from qrspi_guard.contract.causes import CATALOGUE
 from qrspi_guard.contract.codespans import plain
 from qrspi_guard.output.sarif import project_home
-from tests.npmtools import binary
+from tests.npmtools import required
 from tests.support import FIXTURES, Run, run_main
 
 
@@ -146,19 +146,12 @@ def test_quiet_leaves_warnings_out_of_sarif_too(run: Run) -> None:
     assert results(sarif_of("--quiet", ".", cwd=run.root)) == []
 
 
-def _multitool() -> Path | str:
-    """Microsoft's SARIF multitool at the version tests/npm pins (tests/npmtools.py)."""
-    tool = binary("@microsoft", "sarif-multitool-linux", "Sarif.Multitool")
-    if isinstance(tool, Path):
-        tool.chmod(0o755)  # npm may skip the package's own postinstall chmod
-    return tool
-
-
 @pytest.mark.slow
 def test_the_official_multitool_finds_no_github_or_sarif_rule_problem(tmp_path: Path) -> None:
-    tool = _multitool()
-    if isinstance(tool, str):
-        pytest.skip(f"@microsoft/sarif-multitool is not available: {tool}")
+    # Microsoft's SARIF multitool at the version tests/npm pins (tests/npmtools.py)
+    tool = required("@microsoft/sarif-multitool", "@microsoft", "sarif-multitool-linux",
+                    "Sarif.Multitool")
+    tool.chmod(0o755)  # npm may skip the package's own postinstall chmod
     for name in ("example", "causes"):
         log = tmp_path / f"{name}.sarif"
         log.write_text(json.dumps(sarif_of(name)))
