@@ -85,8 +85,8 @@ def test_a_no_op_call_imports_only_the_hooks_light_modules(tmp_path: Path, bare:
     extra = names - bare
     assert {m for m in extra if m.startswith("qrspi_guard")} == NO_OP_MODULES
     assert {m for m in extra if not m.startswith("qrspi_guard")} <= STDLIB_ALLOWED
-    for heavy in HEAVY:
-        assert heavy not in names, heavy
+    for heavy in HEAVY:  # what the hook adds: a bare start may import some already
+        assert heavy not in extra, heavy  # (3.12's pathlib, for an editable finder: math)
 
 
 def test_a_valid_finding_write_imports_neither_click_nor_pydantic_nor_yaml(
