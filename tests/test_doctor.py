@@ -144,16 +144,39 @@ def test_doctor_in_a_project_that_is_no_checkout_does_not_require_one(tmp_path: 
     assert items[("scripts", "upstream checkout")]["required"] is False
 
 
-def test_a_runtimes_record_that_is_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
-    """The plugin's and the extension's records are read without waiting: a FIFO with no
-    writer is not a record (before, doctor waited forever for a writer)."""
+RECORDS = {"Claude Code plugin": Path(".claude", "plugins", "installed_plugins.json"),
+           "Gemini CLI extension": Path(".gemini", "extensions", "qrspi-guard",
+                                        "gemini-extension.json")}
+
+
+def test_a_runtimes_record_that_is_a_fifo_is_never_waited_on_and_is_named(
+        tmp_path: Path) -> None:
+    """The plugin's and the extension's records are read without waiting (before, doctor
+    waited forever for a writer on a FIFO), and a record that is there but cannot be read
+    is broken, named with its path, not "not installed"."""
     home = tmp_path / "home"
-    for path in (home / ".claude" / "plugins" / "installed_plugins.json",
-                 home / ".gemini" / "extensions" / "qrspi-guard" / "gemini-extension.json"):
-        path.parent.mkdir(parents=True)
-        os.mkfifo(path)
+    for path in RECORDS.values():
+        (home / path).parent.mkdir(parents=True)
+        os.mkfifo(home / path)
     proc = run_cli("doctor", "--format", "json", cwd=_project(tmp_path), timeout=30,
                    env={"HOME": str(home)})
+    assert proc.returncode == 1, proc.stderr
     items = {(i["section"], i["what"]): i for i in json.loads(proc.stdout)["items"]}
-    for what in ("Claude Code plugin", "Gemini CLI extension"):
-        assert items[("plugin", what)]["state"] == "no"
+    for what, path in RECORDS.items():
+        item = items[("plugin", what)]
+        assert item["state"] == "bad"
+        assert item["detail"] == f"cannot read {home / path}: not a regular file"
+
+
+def test_a_runtimes_record_it_cannot_parse_is_broken_and_says_why(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for path in RECORDS.values():
+        (home / path).parent.mkdir(parents=True)
+        (home / path).write_text('{"plugins": {"qrspi-guard@x": [{"version": NaN}]}}')
+    code, items, _ = _doctor(tmp_path, "--project", str(_project(tmp_path)))
+    assert code == 1
+    for what, path in RECORDS.items():
+        detail = items[("plugin", what)]["detail"]
+        assert items[("plugin", what)]["state"] == "bad"
+        assert detail.startswith(f"cannot read {home / path}: "), detail
+        assert "NaN" in detail, detail

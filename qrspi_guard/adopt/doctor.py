@@ -201,7 +201,9 @@ def plugins(project: str, home: str) -> list[Item]:
         what = f"{display} {integration(runtime).kind}"
         got = presence(runtime, home, env, project)
         version = f" {one_line(got.version)}" if got.version else ""
-        if not got.installed:
+        if got.unreadable is not None:
+            items.append(Item("plugin", what, BAD, one_line(got.unreadable, 300)))
+        elif not got.installed:
             items.append(Item("plugin", what, NO, "not installed"))
         elif not got.enabled:
             items.append(Item("plugin", what, NO, f"installed{version}, not enabled"))

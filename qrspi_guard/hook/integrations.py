@@ -40,6 +40,9 @@ class Presence:
     version: str | None = None  #: the installed version, when the runtime records it
     where: str | None = None  #: where the runtime keeps it
     enabled: bool = False
+    #: why the record saying whether it is installed cannot be read (installed is then
+    #: unknown, and False)
+    unreadable: str | None = None
 
 
 def clone_root() -> str | None:
@@ -68,12 +71,18 @@ def read_record(path: str) -> object:
     """A runtime's JSON record at *path* (settings, an installed-plugin list, a
     manifest), or None when it is absent or cannot be used (a FIFO, too large, JSON the
     guard does not read)."""
+    return load_record(path)[0]
+
+
+def load_record(path: str) -> tuple[object, str | None]:
+    """A runtime's JSON record at *path* and None, or None and why it is there but
+    cannot be used (one line naming *path*). An absent record is (None, None)."""
     from qrspi_guard.hook.jsonfile import Unreadable, load
 
     try:
-        return load(path)
-    except Unreadable:
-        return None
+        return load(path), None
+    except Unreadable as exc:
+        return None, f"cannot read {path}: {exc}"
 
 
 def guard_found(runtime: str, home: str | None = None, env: Mapping[str, str] | None = None,

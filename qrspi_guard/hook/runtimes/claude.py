@@ -88,9 +88,11 @@ def plugin(env: Mapping[str, str], home: str, project: str | None) -> Presence:
     """The plugin as Claude Code records it (see the module docstring)."""
     import os
 
-    from qrspi_guard.hook.integrations import NAME, Presence, read_record
+    from qrspi_guard.hook.integrations import NAME, Presence, load_record
 
-    doc = read_record(os.path.join(_home(env, home), "plugins", "installed_plugins.json"))
+    doc, why = load_record(os.path.join(_home(env, home), "plugins", "installed_plugins.json"))
+    if why is not None:
+        return Presence("claude", False, unreadable=why)
     plugins = doc.get("plugins") if isinstance(doc, dict) else None
     for key, entries in (plugins.items() if isinstance(plugins, dict) else ()):
         if key.split("@", 1)[0] != NAME:

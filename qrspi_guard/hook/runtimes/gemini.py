@@ -76,10 +76,12 @@ def extension(env: Mapping[str, str], home: str, project: str | None) -> Presenc
     """The extension as Gemini CLI keeps it (see the module docstring)."""
     import os
 
-    from qrspi_guard.hook.integrations import NAME, Presence, read_record
+    from qrspi_guard.hook.integrations import NAME, Presence, load_record
 
     where = os.path.join(home_dir(env, home), "extensions", NAME)
-    doc = read_record(os.path.join(where, MANIFEST))
+    doc, why = load_record(os.path.join(where, MANIFEST))
+    if why is not None:
+        return Presence("gemini", False, unreadable=why)
     if not isinstance(doc, dict):
         return Presence("gemini", False)
     version = doc.get("version")
