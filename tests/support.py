@@ -33,6 +33,21 @@ FIXTURES = REPO / "fixtures" / "rounds"
 BENCHMARKS = REPO / "benchmarks"
 SCRIPT = Path(sys.executable).parent / "qrspi-guard"
 
+
+def claimed_pythons() -> list[str]:
+    """The Pythons the project claims: its ``Programming Language :: Python :: 3.N``
+    classifiers, oldest first (what ``.ci/ranges`` runs and the lock covers)."""
+    import re
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the 3.10 run
+        import tomli as tomllib
+    classifiers = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["classifiers"]
+    found = [m.group(1) for c in classifiers
+             if (m := re.fullmatch(r"Programming Language :: Python :: (3\.(\d+))", c))]
+    return sorted(found, key=lambda v: int(v.split(".")[1]))
+
 #: variables the user's shell may set that change the output; both runners drop them
 UNSET = ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS")
 

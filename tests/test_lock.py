@@ -8,7 +8,6 @@ install something else than the project asks for: these tests fail first.
 
 from __future__ import annotations
 
-import re
 import sys
 
 import pytest
@@ -17,7 +16,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from tests.support import REPO
+from tests.support import REPO, claimed_pythons
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,13 +25,6 @@ else:  # pragma: no cover - the 3.10 run
 
 LOCK = REPO / "requirements" / "test.txt"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
-
-
-def claimed_pythons() -> list[str]:
-    """The Pythons the project claims: its ``Python :: 3.N`` classifiers."""
-    found = [m.group(1) for c in PYPROJECT["project"]["classifiers"]
-             if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))]
-    return sorted(found, key=Version)
 
 
 def environment(python: str) -> dict[str, str]:
