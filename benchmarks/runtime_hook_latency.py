@@ -10,7 +10,11 @@ runtime's own figure for each hook call is read from its debug output: Claude Co
 Gemini CLI's ``Hook execution for BeforeTool: ... total duration: 121ms`` (``--debug``).
 Run:
 
-    .venv/bin/python benchmarks/runtime_hook_latency.py [--calls N]
+    .venv/bin/python benchmarks/runtime_hook_latency.py [--calls N] [--way WAY ...]
+
+The guard measured is the one installed beside the Python that runs the script, so an
+older release is measured by running this script with that release's environment
+(``--way hook-install``: the plugin and the launcher are this checkout's).
 
 Prints the median and p90 (ms) per runtime, way in and event; no target (the runtimes'
 own overhead dominates and varies by version), so it always exits 0 when it ran.
@@ -43,6 +47,10 @@ CLAUDE_LINE = re.compile(r"Hooks: (PreToolUse|PostToolUse):\w+ \[.*?\](?: \(plug
                          r"finished with status \d+ \((\d+)ms\)")
 GEMINI_LINE = re.compile(r"Hook execution for (BeforeTool|AfterTool): .* total duration: "
                          r"(\d+)ms")
+
+
+WAYS = {"hook-install": "hook install", "plugin": "plugin, guard on PATH",
+        "no-guard": "plugin, no guard"}
 
 
 def script(rt: Claude | Gemini, project: Path, calls: int) -> list[Step]:
@@ -87,7 +95,10 @@ def row(label: str, times: list[tuple[str, int]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=10, help="calls of each kind per run")
+    ap.add_argument("--way", action="append", choices=sorted(WAYS),
+                    help="measure only this way in (repeatable; default: all)")
     args = ap.parse_args()
+    ways = [label for key, label in WAYS.items() if not args.way or key in args.way]
     clis = {n: binary(".bin", n) for n in ("claude", "gemini")}
     for name, got in clis.items():
         if isinstance(got, str):
@@ -95,7 +106,7 @@ def main() -> int:
             return 1
     tmp = Path(tempfile.mkdtemp(prefix="runtime-hook-latency-"))
     try:
-        for way in ("hook install", "plugin, guard on PATH", "plugin, no guard"):
+        for way in ways:
             for runtime in ("claude", "gemini"):
                 base = tmp / f"{runtime}-{way.replace(' ', '-').replace(',', '')}"
                 project = base / "proj"

@@ -58,7 +58,7 @@ class ScriptedModel:
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> ScriptedModel:
         model = self
@@ -225,7 +225,7 @@ class ScriptedModel:
     def _anthropic_step(self, messages: list[Any]) -> int:
         """The tool results so far; each step's is recorded with whatever else the
         runtime sent before the model's next turn (a post-call hook's message)."""
-        step, said = 0, []
+        step, said = 0, list[str]()
         for m in messages:
             if not isinstance(m, dict):
                 continue
