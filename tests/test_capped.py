@@ -9,6 +9,8 @@ import errno
 import os
 import signal
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,6 +104,15 @@ def test_a_fifo_swapped_in_after_the_look_is_opened_without_waiting_and_refused(
 def test_a_device_is_refused(deadline: None) -> None:
     with pytest.raises(Refused, match="^not a regular file$"):
         read_regular("/dev/zero")
+
+
+def test_a_socket_is_refused_as_not_a_regular_file(tmp_path: Path) -> None:
+    """Opened, a socket is ENXIO ("No such device or address"); it is looked at first."""
+    subprocess.run([sys.executable, "-c", "import socket; "
+                    "socket.socket(socket.AF_UNIX).bind('sock')"], cwd=tmp_path, check=True)
+    with pytest.raises(Refused, match="^not a regular file$") as got:
+        read_regular(str(tmp_path / "sock"))
+    assert stat.S_ISSOCK(got.value.st.st_mode)
 
 
 def test_a_directory_is_refused(tmp_path: Path) -> None:
