@@ -50,7 +50,7 @@ class Refused(Exception):
 
     @property
     def too_large(self) -> bool:
-        return bool(self.data)
+        return bool(self.data)  # cap + 1 bytes, never none, when over the cap
 
     @property
     def is_dir(self) -> bool:
