@@ -6,9 +6,11 @@ corrupt baseline is exit 2 with one line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,6 +150,21 @@ def test_a_missing_corrupt_or_other_version_baseline_is_exit_2_with_one_line(
     err = proc.stderr.decode()
     assert err.count("\n") == 1 and said in err and "baseline.json" in err, err
     assert proc.stdout == b""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_a_baseline_that_is_not_a_regular_file_is_exit_2_saying_so(repo: Path,
+                                                                   kind: str) -> None:
+    """A socket said "No such device or address" (open's ENXIO) before it was looked at."""
+    if kind == "fifo":
+        os.mkfifo(repo / "baseline.json")
+    else:  # bound where it stands (a relative name: a socket path is at most 107 bytes)
+        subprocess.run([sys.executable, "-c", "import socket; "
+                        "socket.socket(socket.AF_UNIX).bind('baseline.json')"],
+                       cwd=repo, check=True)
+    proc = check(repo, ".", "--baseline", "baseline.json")
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().endswith("baseline baseline.json: not a regular file\n")
 
 
 def test_the_project_setting_is_relative_to_its_file_and_read_from_a_subdirectory(

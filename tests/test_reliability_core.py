@@ -203,3 +203,12 @@ def test_a_fifo_named_by_config_is_exit_2_never_opened(run: Run, tmp_path: Path)
     run.clean("research", 1, "quality-claude")
     proc = run_main("check", "--config", str(fifo), str(run.root), timeout=30)
     assert proc.returncode == 2 and b"not a regular file" in proc.stderr
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_a_device_named_by_config_is_exit_2_never_read(run: Run, device: str) -> None:
+    run.clean("research", 1, "quality-claude")
+    proc = run_main("check", "--config", device, str(run.root), timeout=30)
+    assert proc.returncode == 2 and proc.stderr.count(b"\n") == 1
+    assert f"Invalid value for --config: {device!r} is not a regular file".encode() \
+        in proc.stderr

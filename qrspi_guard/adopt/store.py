@@ -27,7 +27,7 @@ from typing import Any
 from qrspi_guard.errors import InputError, OutputError
 from qrspi_guard.output.files import TEMP_PREFIX, TEMP_SUFFIX, write_in
 from qrspi_guard.parse import jsondoc
-from qrspi_guard.parse.capped import FILE_CAP, read_capped
+from qrspi_guard.parse.capped import FILE_CAP, Refused, read_regular
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
@@ -39,7 +39,6 @@ ORIGINALS = "originals"
 MANIFEST_VERSION = 1
 #: a script, an original or the manifest larger than this is not read
 MAX_BYTES = FILE_CAP
-_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
 @record(frozen=True)
@@ -55,30 +54,20 @@ class Seen:
 
 def look(d: Dir, name: str, follow: bool = False, cap: int = MAX_BYTES) -> Seen:
     """The file *name* in *d*, read without blocking and with a size cap, and (unless
-    *follow*: a file the user named) without following a link."""
+    *follow*: a file the user named) without following a link
+    (:func:`~qrspi_guard.parse.capped.read_regular`)."""
     try:
-        st = os.stat(name, dir_fd=d.fd, follow_symlinks=follow)
+        data, st = read_regular(name, cap, follow=follow, dir_fd=d.fd)
     except FileNotFoundError:
         return Seen("missing")
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            return Seen("odd", why="is a symbolic link")
         return Seen("odd", why=f"cannot be read: {exc.strerror or exc}")
-    if stat.S_ISLNK(st.st_mode):
-        return Seen("odd", why="is a symbolic link")
-    if not stat.S_ISREG(st.st_mode):
+    except Refused as exc:
+        if exc.too_large:
+            return Seen("odd", why=f"is larger than {cap >> 10} KiB or not a regular file")
         return Seen("odd", why="is not a regular file")
-    try:
-        fd = os.open(name, _READ, dir_fd=d.fd) if follow else d.open(name, _READ)
-    except OSError as exc:
-        return Seen("odd", why=f"cannot be read: {exc.strerror or exc}")
-    try:
-        st = os.fstat(fd)
-        data = read_capped(fd, cap) if stat.S_ISREG(st.st_mode) else None
-    except OSError as exc:
-        return Seen("odd", why=f"cannot be read: {exc.strerror or exc}")
-    finally:
-        os.close(fd)
-    if data is None:
-        return Seen("odd", why=f"is larger than {cap >> 10} KiB or not a regular file")
     return Seen("file", data, stat.S_IMODE(st.st_mode))
 
 

@@ -3,7 +3,6 @@ selection and where the project configuration comes from (cli.md)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -53,10 +52,6 @@ def build_overrides(step: str | None, second_reviewer: bool | None, verifier: bo
     from qrspi_guard.contract.matrix import ROWS, rows_for
     from qrspi_guard.voice import did_you_mean
 
-    if config_file is not None and not os.path.isfile(config_file):
-        # a FIFO or device named by --config is refused, never opened (cli.md)
-        raise click.BadParameter(f"{config_file!r} is not a regular file",
-                                 param_hint="--config")
     if config_file is not None:
         _usable_config(config_file)
     if step is not None and rows_for(step) is None and not TASK_DIR_RE.fullmatch(step):
@@ -81,21 +76,20 @@ def _usable_config(path: str) -> None:
     """``--config FILE`` must be readable, within the one file cap and not TOML: a
     command-line argument that cannot be used is exit 2 (cli.md), never a config.md
     defect (exit 1)."""
-    from qrspi_guard.parse.capped import FILE_CAP, read_prefix
+    from qrspi_guard.parse.capped import FILE_CAP, Refused, read_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-        try:
-            data = read_prefix(fd, FILE_CAP)
-        finally:
-            os.close(fd)
+        data, _ = read_regular(path, FILE_CAP)
     except OSError as exc:
         raise click.BadParameter(f"{shown(path)} cannot be read: {exc.strerror or exc}",
                                  param_hint="--config") from None
-    if len(data) > FILE_CAP:
+    except Refused as exc:
+        if not exc.too_large:
+            # a FIFO or device named by --config is refused, never opened (cli.md)
+            raise click.BadParameter(f"{path!r} is not a regular file",
+                                     param_hint="--config") from None
         raise click.BadParameter(f"{shown(path)} is larger than {FILE_CAP >> 20} MiB, the "
-                                 "cap on a config.md", param_hint="--config")
+                                 "cap on a config.md", param_hint="--config") from None
     if is_toml(path, data):
         # a ruff user's `--config pyproject.toml`: never read as a config.md
         raise click.BadParameter(

@@ -21,9 +21,6 @@ tool makes and this does not), the hook judges an edit the tool then refuses: ha
 
 from __future__ import annotations
 
-import os
-import stat
-
 from qrspi_guard.hook.payload import Call, HookFailure, mistyped
 from qrspi_guard.hook.runtimes import EDIT, MULTI_EDIT, REPLACE
 
@@ -31,7 +28,6 @@ from qrspi_guard.hook.runtimes import EDIT, MULTI_EDIT, REPLACE
 WORK_CAP = 8 << 20
 #: edits of one MultiEdit call judged at most
 MAX_EDITS = 256
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 Edit = tuple[str, str, "bool | int"]  #: (old, new, replace_all | expected_replacements)
 
@@ -109,32 +105,23 @@ def _flag(obj: dict[str, object], where: str) -> bool:
 def current_text(source: str, shown: str) -> str | None | bool:
     """The file's text now: None when it does not exist, False when it is not UTF-8
     (the edit cannot be modelled), else the text."""
+    from qrspi_guard.parse.capped import Refused, read_regular
     from qrspi_guard.textsafe import one_line
 
     try:
-        fd = os.open(source, _FLAGS)
+        data, _ = read_regular(source, WORK_CAP)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise HookFailure(f"cannot read {one_line(shown, 200)}: {exc.strerror or exc}") \
             from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise HookFailure(f"{one_line(shown, 200)} is a directory")
-        if not stat.S_ISREG(st.st_mode):
-            raise HookFailure(f"{one_line(shown, 200)} is not a regular file")
-        from qrspi_guard.parse.capped import read_capped
-
-        data = read_capped(fd, WORK_CAP)
-    except OSError as exc:
-        raise HookFailure(f"cannot read {one_line(shown, 200)}: {exc.strerror or exc}") \
-            from None
-    finally:
-        os.close(fd)
-    if data is None:
-        raise HookFailure(f"{one_line(shown, 200)} is larger than {WORK_CAP >> 20} MiB; "
-                          "an edit of it is not applied in memory")
+    except Refused as exc:
+        if exc.too_large:
+            raise HookFailure(f"{one_line(shown, 200)} is larger than {WORK_CAP >> 20} MiB; "
+                              "an edit of it is not applied in memory") from None
+        if exc.is_dir:
+            raise HookFailure(f"{one_line(shown, 200)} is a directory") from None
+        raise HookFailure(f"{one_line(shown, 200)} is not a regular file") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -12,13 +12,9 @@ strips before parsing: :func:`load` does the same when asked.
 from __future__ import annotations
 
 import os
-import stat
 
 from qrspi_guard.parse import jsondoc
-from qrspi_guard.parse.capped import FILE_CAP, read_prefix
-
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) \
-    | getattr(os, "O_CLOEXEC", 0)
+from qrspi_guard.parse.capped import FILE_CAP, Refused, read_regular
 
 
 class Unreadable(ValueError):
@@ -26,27 +22,14 @@ class Unreadable(ValueError):
 
 
 def read(path: str, cap: int = FILE_CAP, follow: bool = True) -> tuple[bytes, os.stat_result]:
-    """The bytes of the regular file *path* and its ``fstat``, at most *cap* bytes.
-    *follow*: follow a symbolic link (a runtime does); else a link is ``ELOOP``.
-    Raises OSError (FileNotFoundError when there is no file) or :class:`Unreadable`
-    (not a regular file, larger than *cap*)."""
-    fd = os.open(path, _FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0)))
+    """The bytes of the regular file *path* and its ``fstat``, at most *cap* bytes
+    (:func:`qrspi_guard.parse.capped.read_regular`). *follow*: follow a symbolic link
+    (a runtime does); else a link is ``ELOOP``. Raises OSError (FileNotFoundError when
+    there is no file) or :class:`Unreadable` (not a regular file, larger than *cap*)."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Unreadable("not a regular file")
-        if st.st_size > cap:
-            raise Unreadable(f"larger than {_size(cap)}")
-        data = read_prefix(fd, cap)
-    finally:
-        os.close(fd)
-    if len(data) > cap:
-        raise Unreadable(f"larger than {_size(cap)}")
-    return data, st
-
-
-def _size(cap: int) -> str:
-    return f"{cap >> 20} MiB" if cap >= 1 << 20 else f"{cap} bytes"
+        return read_regular(path, cap, follow=follow)
+    except Refused as exc:
+        raise Unreadable(str(exc)) from None
 
 
 def load(path: str, comments: bool = False) -> object:

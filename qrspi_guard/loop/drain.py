@@ -31,7 +31,7 @@ from qrspi_guard.contract.layout import CLEAN_KINDS, Kind, classify
 from qrspi_guard.errors import GuardError
 from qrspi_guard.loop.manifest import MANIFEST, Entry, Manifest, merge_back, read_manifest
 from qrspi_guard.parse import jsondoc
-from qrspi_guard.parse.capped import read_capped
+from qrspi_guard.parse.capped import Refused, read_regular
 from qrspi_guard.parse.nofollow import DIR_FLAGS, Dir
 from qrspi_guard.records import field, record
 from qrspi_guard.textsafe import one_line
@@ -44,8 +44,6 @@ DISPATCH = ".dispatch"
 OUTPUT_BUDGET = 1750
 #: the most of a raw capture read (split's own input cap)
 CAPTURE_CAP = 16 * 1024 * 1024
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
-    | getattr(os, "O_CLOEXEC", 0)
 _NO_MANIFEST = b'{"awaited":0,"with_findings":0,"clean":0,"entries":[]}\n'
 
 
@@ -102,20 +100,15 @@ class Notes:
 def _read_capture(dfd: int, name: str) -> bytes | str | None:
     """A raw capture's bytes, why it cannot be read, or None when there is none."""
     try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dfd)
+        return read_regular(name, CAPTURE_CAP, follow=False, dir_fd=dfd)[0]
     except FileNotFoundError:
         return None
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "cannot be read: not a regular file"
-        data = read_capped(fd, CAPTURE_CAP)
-        return f"is larger than {CAPTURE_CAP >> 20} MiB" if data is None else data
-    except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
-    finally:
-        os.close(fd)
+    except Refused as exc:
+        if exc.too_large:
+            return f"is larger than {CAPTURE_CAP >> 20} MiB"
+        return "cannot be read: not a regular file"
 
 
 class Tags:

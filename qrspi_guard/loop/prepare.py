@@ -35,7 +35,6 @@ linked task or round directory is refused, never written through.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 
 from qrspi_guard.contract.layout import side_file_name
@@ -45,7 +44,7 @@ from qrspi_guard.loop import git
 from qrspi_guard.loop.narrowing import Decision, ScopeSet, decide, non_git_sidecar, sidecar
 from qrspi_guard.loop.prepare_args import PrepareArgs, PrepareUsageError
 from qrspi_guard.output.files import write_in
-from qrspi_guard.parse.capped import read_prefix
+from qrspi_guard.parse.capped import Refused, read_regular
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import commit_anchor, scope_set
@@ -58,7 +57,6 @@ FALLBACK_BASES = ("main", "trunk", "HEAD~1")
 NARROW_REF = "HEAD~1"
 ANCHOR_CAP = 4096
 SCOPE_SET_CAP = 1024 * 1024
-_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class PrepareError(GuardError):
@@ -138,21 +136,14 @@ def _read_regular(d: Dir, name: str, cap: int, what: str) -> bytes | None:
     not a regular file (missing, a directory, a FIFO: what ``[ -f ]`` calls absent);
     unreadable: :class:`PrepareError`."""
     try:
-        fd = d.open(name, _OPEN)
+        return read_regular(name, cap, follow=False, dir_fd=d.fd)[0]
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise PrepareError(f"cannot read {what} at {one_line(d.join(name))}: "
                            f"{exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return read_prefix(fd, cap)
-    except OSError as exc:
-        raise PrepareError(f"cannot read {what} at {one_line(d.join(name))}: "
-                           f"{exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
+    except Refused as exc:
+        return exc.data if exc.too_large else None  # over the cap: the caller says so
 
 
 class _Run:

@@ -41,7 +41,7 @@ from qrspi_guard.errors import GuardError
 from qrspi_guard.loop.absorption import absorption_map
 from qrspi_guard.loop.git import GitResult, GitUnavailable, run_git
 from qrspi_guard.output.files import write_in
-from qrspi_guard.parse.capped import read_capped
+from qrspi_guard.parse.capped import Refused, read_regular
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.rules.bookkeeping import artifact_anchor_sha
@@ -283,21 +283,14 @@ def _read_regular(path: str, cap: int) -> bytes:
     """The bytes of the regular file at *path* (symbolic links followed), at most *cap*
     of them. Raises OSError: ENOENT, EISDIR or EINVAL (not a regular file), EFBIG (over
     the cap), or the read's own error. A FIFO is refused, never waited on."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise OSError(errno.EISDIR, "a directory, not a file")
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        if st.st_size > cap:
-            raise OSError(errno.EFBIG, f"larger than {cap} bytes")
-        data = read_capped(fd, cap)
-        if data is None:
-            raise OSError(errno.EFBIG, f"larger than {cap} bytes")
-        return data
-    finally:
-        os.close(fd)
+        return read_regular(path, cap)[0]
+    except Refused as exc:
+        if exc.too_large:
+            raise OSError(errno.EFBIG, f"larger than {cap} bytes") from None
+        if exc.is_dir:
+            raise OSError(errno.EISDIR, "a directory, not a file") from None
+        raise OSError(errno.EINVAL, "not a regular file") from None
 
 
 def _diff(request: Request, ref: str, artifact: str) -> bytes:

@@ -18,7 +18,6 @@ result before it, so they describe a round as it is. No printing, no click.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 
 from qrspi_guard.contract.diagnostics import Diagnostic
@@ -26,7 +25,7 @@ from qrspi_guard.engine.results import CheckResult, RoundResult
 from qrspi_guard.errors import GuardError
 from qrspi_guard.output.fingerprint import fingerprints, source_root
 from qrspi_guard.parse import jsondoc
-from qrspi_guard.parse.capped import read_capped
+from qrspi_guard.parse.capped import Refused, read_regular
 from qrspi_guard.records import record, replace
 from qrspi_guard.textsafe import one_line
 
@@ -91,22 +90,14 @@ def render(diags: Iterable[Diagnostic], root: str) -> str:
 def _read(path: str) -> bytes:
     shown = one_line(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular(path, MAX_BYTES)[0]
     except OSError as exc:
         raise BaselineError(f"baseline {shown}: cannot be read: {exc.strerror or exc}") \
             from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BaselineError(f"baseline {shown}: not a regular file")
-        data = read_capped(fd, MAX_BYTES)
-    except OSError as exc:
-        raise BaselineError(f"baseline {shown}: cannot be read: {exc.strerror or exc}") \
-            from None
-    finally:
-        os.close(fd)
-    if data is None:
-        raise BaselineError(f"baseline {shown}: larger than {MAX_BYTES} bytes")
-    return data
+    except Refused as exc:
+        if exc.too_large:
+            raise BaselineError(f"baseline {shown}: larger than {MAX_BYTES} bytes") from None
+        raise BaselineError(f"baseline {shown}: not a regular file") from None
 
 
 def load(path: str) -> Baseline:

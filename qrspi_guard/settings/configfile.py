@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from qrspi_guard.errors import ConfigFileError
-from qrspi_guard.parse.capped import FILE_CAP, read_prefix
+from qrspi_guard.parse.capped import FILE_CAP, Refused, read_regular
 from qrspi_guard.records import field, record
 from qrspi_guard.settings.commandline import CommandLine
 from qrspi_guard.settings.locate import PYPROJECT, present
@@ -76,23 +76,14 @@ def toml_module() -> Any:
 
 def _read(path: str) -> str | None:
     """A candidate's text; None when it is not a readable regular file."""
-    import stat
-
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data, _ = read_regular(path, MAX_BYTES)
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+    except Refused as exc:
+        if not exc.too_large:
             return None
-        data = read_prefix(fd, MAX_BYTES)
-    except OSError as exc:
-        raise ConfigFileError(f"{one_line(path)}:1: cannot read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise ConfigFileError(f"{one_line(path)}:1: larger than {MAX_BYTES} bytes")
+        raise ConfigFileError(f"{one_line(path)}:1: larger than {MAX_BYTES} bytes") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -28,6 +28,7 @@ from qrspi_guard.engine import RoundResult
 from qrspi_guard.output.files import TEMP_PREFIX, TEMP_SUFFIX
 from qrspi_guard.output.status import render, status_document, without_timestamp, write_atomic
 from qrspi_guard.parse import jsondoc
+from qrspi_guard.parse.capped import Refused, read_regular
 from qrspi_guard.parse.nofollow import Dir
 from qrspi_guard.records import record
 from qrspi_guard.textsafe import one_line
@@ -39,8 +40,8 @@ FAULT_SCHEMA = "qrspi-guard/watch-fault/1"
 #: the largest previous status file read at start-up (a status file is a few KiB)
 MAX_STATUS_BYTES = 1 << 20
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) \
-    | getattr(os, "O_NOFOLLOW", 0)
+#: the events file (the path as named, as it is appended to): its last byte is read
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) \
     | getattr(os, "O_CLOEXEC", 0)
 
@@ -56,18 +57,9 @@ def read_previous(path: str) -> dict[str, Any] | None:
     in its place is "no previous status") and reads at most MAX_STATUS_BYTES."""
     try:  # beside the round: its step directory is never reached through a link
         with Dir.round_path(os.path.dirname(path) or os.curdir) as d:
-            fd = d.open(os.path.basename(path), _READ_FLAGS)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, MAX_STATUS_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_STATUS_BYTES:
+            data, _ = read_regular(os.path.basename(path), MAX_STATUS_BYTES, follow=False,
+                                   dir_fd=d.fd)
+    except (OSError, Refused):
         return None
     try:
         doc = jsondoc.loads(data)
@@ -160,7 +152,7 @@ class LineSink:
     def _ends_torn(self) -> bool:
         assert self.path is not None
         try:
-            fd = os.open(self.path, _READ_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(self.path, _READ_FLAGS)
         except OSError:
             return False
         try:
