@@ -295,3 +295,38 @@ def test_a_manifest_of_another_shape_is_one_line_and_nothing_changes(tmp_path: P
             assert proc.returncode == 2, (text, proc.stderr)
             assert proc.stderr.count(b"\n") == 1 and b"is not a manifest adopt wrote" in proc.stderr
             assert tree(co) == before
+
+
+def test_a_git_file_swapped_for_a_fifo_after_the_look_is_no_git_directory_never_a_hang(
+        tmp_path: Path) -> None:
+    """locate() looks at `.git` (a worktree's file), then reads the directory it names: a
+    FIFO in its place by then is read without waiting (before, a blocking open)."""
+    import signal
+
+    from qrspi_guard.adopt import store
+
+    fifo = tmp_path / ".git"
+    os.mkfifo(fifo)
+
+    class Hung(Exception):  # not an OSError, which the reader turns into None
+        pass
+
+    def hung(*_: object) -> None:
+        raise Hung("the .git read waited for a writer")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        assert store._gitdir_of(str(fifo)) is None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_git_file_longer_than_its_first_line_still_names_its_directory(
+        tmp_path: Path) -> None:
+    from qrspi_guard.adopt import store
+
+    (tmp_path / "gd").mkdir()
+    (tmp_path / ".git").write_text("gitdir: gd\n" + "#" * 10_000 + "\n")
+    assert store._gitdir_of(str(tmp_path / ".git")) == str(tmp_path / "gd")

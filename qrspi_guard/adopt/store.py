@@ -107,13 +107,17 @@ def locate(checkout: str) -> Where:
 
 
 def _gitdir_of(dotgit: str) -> str | None:
-    """The directory a ``.git`` file names (``gitdir: PATH``), when it is one."""
+    """The directory a ``.git`` file names (``gitdir: PATH``), when it is one; read
+    without waiting (a FIFO swapped in after the look is None, never a hang)."""
     try:
-        with open(dotgit, "rb") as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
+        head, _ = read_regular(dotgit, 4096)
+    except Refused as exc:
+        if not exc.too_large:
+            return None
+        head = exc.data  # the first line is all it needs
     except OSError:
         return None
-    line = head.split("\n", 1)[0].strip()
+    line = head.decode("utf-8", "replace").split("\n", 1)[0].strip()
     if not line.startswith("gitdir:"):
         return None
     path = os.path.join(os.path.dirname(dotgit), line[len("gitdir:"):].strip())
