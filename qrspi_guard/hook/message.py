@@ -147,10 +147,12 @@ class _Values(dict[str, str]):
 
 
 def _closest(value: str | None, allowed: tuple[str, ...], default: str) -> str:
+    """The allowed value nearest *value* under the guard's one did-you-mean rule, else
+    *default*."""
     if value:
-        import difflib
+        from qrspi_guard.voice import nearest
 
-        match = difflib.get_close_matches(value.strip().lower(), allowed, n=1, cutoff=0.6)
+        match = nearest(value.strip().lower(), allowed)
         if match:
             return match[0]
     return default
