@@ -134,8 +134,8 @@ def _script(dropin: DropIn, seen: Seen, kept: Seen, this: tuple[str, ...],
 
 def _our_commands(doc: dict[str, Any], runtime: str) -> dict[str, list[str]]:
     """The commands of our hooks in settings *doc*, by our event, recognised as
-    ``hook uninstall`` recognises them (its :func:`unmerge`, on one hook at a time)."""
-    from qrspi_guard.hook.install import unmerge
+    ``hook uninstall`` recognises them (:func:`~qrspi_guard.hook.install.ours`)."""
+    from qrspi_guard.hook.install import ours
     from qrspi_guard.hook.runtimes import BY_NAME
 
     found: dict[str, list[str]] = {}
@@ -147,7 +147,7 @@ def _our_commands(doc: dict[str, Any], runtime: str) -> dict[str, list[str]]:
         for group in groups if isinstance(groups, list) else ():
             inner = group.get("hooks") if isinstance(group, dict) else None
             for hook in inner if isinstance(inner, list) else ():
-                if unmerge({"hooks": {name: [{"hooks": [hook]}]}}, runtime) == [name]:
+                if ours(hook, event):
                     found.setdefault(event, []).append(str(hook.get("command", "")))
     return found
 

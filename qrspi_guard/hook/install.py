@@ -97,7 +97,9 @@ def our_hook(runtime: str, event: str, prog: str | None = None) -> dict[str, Any
     return BY_NAME[runtime].hook_entry(event, command_for(event, prog))
 
 
-def _ours(hook: object, event: str) -> bool:
+def ours(hook: object, event: str) -> bool:
+    """Whether *hook* (one entry of a settings file's hook list) is the guard's hook for
+    *event* (``pre``/``post``): the command runs a qrspi-guard's ``hook --event``."""
     if not (isinstance(hook, dict) and hook.get("type") == "command"):
         return False
     m = _OURS.match(str(hook.get("command", "")))
@@ -133,7 +135,7 @@ def merge(doc: dict[str, Any], runtime: str, path: str = SETTINGS,
     for name, event, matcher in BY_NAME[runtime].install_entries():
         groups = _event_list(hooks, name, path)
         mine = [h for g in groups or () if isinstance(g, dict)
-                and isinstance(g.get("hooks"), list) for h in g["hooks"] if _ours(h, event)]
+                and isinstance(g.get("hooks"), list) for h in g["hooks"] if ours(h, event)]
         if mine:
             want = command_for(event, prog)
             if any(h["command"] != want for h in mine):
@@ -160,9 +162,9 @@ def unmerge(doc: dict[str, Any], runtime: str, path: str = SETTINGS) -> list[str
         kept, changed = [], False
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(inner, list) and any(_ours(h, event) for h in inner):
+            if isinstance(inner, list) and any(ours(h, event) for h in inner):
                 changed = True
-                rest = [h for h in inner if not _ours(h, event)]
+                rest = [h for h in inner if not ours(h, event)]
                 if not rest:
                     continue
                 group = {**group, "hooks": rest}
