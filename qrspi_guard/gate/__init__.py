@@ -236,24 +236,25 @@ def file_format(req: CheckRequest, fmt: str) -> str | None:
 def _report(req: CheckRequest, result: CheckResult, fmt: str, strict: bool, color: bool,
             elapsed: float) -> str:
     """Standard output's report, after writing ``--output``'s (in :func:`file_format`;
-    stdout then gets text unless ``--output-format`` keeps it ``--format``)."""
+    stdout then gets text unless ``--output-format`` keeps it ``--format``). Each is
+    rendered once."""
     from qrspi_guard.output import renderer
-
-    options = ReportOptions(strict=strict, quiet=req.quiet, color=color, elapsed=elapsed)
     from qrspi_guard.output.statistics import render as statistics
 
-    text = statistics(result, fmt) if req.statistics else renderer(fmt)(result, options)
+    def render(as_fmt: str, options: ReportOptions) -> str:
+        return statistics(result, as_fmt) if req.statistics else renderer(as_fmt)(result,
+                                                                                  options)
+
     file_fmt = file_format(req, fmt)
     if req.output is not None and file_fmt is not None:
         from qrspi_guard.output.files import write_output
 
         plain = ReportOptions(strict=strict, quiet=req.quiet, elapsed=elapsed)  # no colour
-        machine = (statistics(result, file_fmt) if req.statistics
-                   else renderer(file_fmt)(result, plain))
-        if req.output_format is None and not req.statistics and fmt != "text":
-            text = renderer("text")(result, options)
-        write_output(req.output, machine)
-    return text
+        write_output(req.output, render(file_fmt, plain))
+        if req.output_format is None and not req.statistics:
+            fmt = "text"
+    return render(fmt, ReportOptions(strict=strict, quiet=req.quiet, color=color,
+                                     elapsed=elapsed))
 
 
 def _step_summary(path: str, result: CheckResult, output: str | None,
